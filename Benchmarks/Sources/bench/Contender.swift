@@ -1,0 +1,35 @@
+import Foundation
+
+/// One library (or the raw C API) running the benchmark scenarios on its own database.
+protocol Contender: AnyObject {
+    /// Opens a new database at `path` (a file, or ":memory:") with WAL and synchronous=NORMAL for
+    /// files, and creates the `item` table.
+    init(path: String) throws
+    /// A: inserts every item in one transaction.
+    func insert(_ items: [Item]) throws
+    /// B: fetches every item, ordered by id.
+    func fetchAll() throws -> [Item]
+    /// C: fetches each id with its own lookup by primary key.
+    func fetch(ids: [Int64]) throws -> [Item]
+    /// D: updates every item by primary key in one transaction.
+    func update(_ items: [Item]) throws
+}
+
+struct ContenderKind {
+    let name: String
+    let make: (String) throws -> any Contender
+    let isBaseline: Bool
+    let isOurs: Bool
+}
+
+enum BenchmarkError: Error, CustomStringConvertible {
+    case sqlite(String)
+    case verification(String)
+
+    var description: String {
+        switch self {
+        case .sqlite(let message): "SQLite: \(message)"
+        case .verification(let message): "verification failed: \(message)"
+        }
+    }
+}

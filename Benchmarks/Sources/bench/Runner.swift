@@ -1,0 +1,166 @@
+import Foundation
+import GRDBSQLite
+
+enum DatabaseKind: String, CaseIterable {
+    case file, memory
+}
+
+enum Scenario: String, CaseIterable {
+    case insert = "A", fetchAll = "B", lookups = "C", update = "D"
+
+    func title(_ settings: Settings) -> String {
+        switch self {
+        case .insert: "A insert \(settings.rows.formatted()) (1 transaction)"
+        case .fetchAll: "B fetch all \(settings.rows.formatted()) into [Item]"
+        case .lookups: "C \(settings.lookups.formatted()) lookups by primary key"
+        case .update: "D update \(settings.rows.formatted()) by primary key (1 transaction)"
+        }
+    }
+}
+
+struct Settings {
+    var rows = 100_000
+    var lookups = 10_000
+    var repetitions = 5
+    var warmups = 1
+    var kinds = DatabaseKind.allCases
+
+    mutating func parse(_ arguments: [String]) throws {
+        var iterator = arguments.makeIterator()
+        func number(after flag: String) throws -> Int {
+            guard let text = iterator.next(), let value = Int(text), value > 0 else {
+                throw BenchmarkError.verification("\(flag) needs a positive number")
+            }
+            return value
+        }
+        while let argument = iterator.next() {
+            switch argument {
+            case "--quick":
+                rows = 10_000
+                lookups = 1_000
+                repetitions = 3
+            case "--rows": rows = try number(after: argument)
+            case "--lookups": lookups = try number(after: argument)
+            case "--repetitions": repetitions = try number(after: argument)
+            case "--only":
+                guard let name = iterator.next(), let kind = DatabaseKind(rawValue: name) else {
+                    throw BenchmarkError.verification("--only needs file or memory")
+                }
+                kinds = [kind]
+            default:
+                throw BenchmarkError.verification("unknown option \(argument); use --quick, --rows N, --lookups N, --repetitions N, --only file|memory")
+            }
+        }
+    }
+}
+
+/// Runs every contender through every scenario, interleaved, verifying each result.
+struct Runner {
+    let settings: Settings
+    let contenders: [ContenderKind]
+
+    struct Key: Hashable {
+        let kind: DatabaseKind
+        let scenario: Scenario
+        let contender: String
+    }
+
+    func run() throws -> Report {
+        let items = Item.generate(count: settings.rows)
+        let updatedItems = Item.updated(items)
+        var random = SplitMix(seed: 42)
+        let lookupIDs = (0..<settings.lookups).map { _ in Int64(random.next() % UInt64(settings.rows)) + 1 }
+        var expectedAll = Checksum()
+        expectedAll.add(items)
+        var expectedUpdated = Checksum()
+        expectedUpdated.add(updatedItems)
+        var expectedLookups = Checksum()
+        for id in lookupIDs { expectedLookups.add(items[Int(id) - 1]) }
+
+        var report = Report(settings: settings, contenders: contenders)
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("codablesqlite-bench-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+
+        for repetition in 0..<(settings.warmups + settings.repetitions) {
+            let measured = repetition >= settings.warmups
+            for kind in settings.kinds {
+                // Rotate the order each repetition so no contender always runs first.
+                let order = contenders.indices.map { contenders[($0 + repetition) % contenders.count] }
+                for contender in order {
+                    let path = kind == .memory ? ":memory:" : folder.appendingPathComponent("\(contender.name)-\(repetition).sqlite").path
+                    try autoreleasepool(invoking: {
+                        let database = try contender.make(path)
+                        let insert = try measure { try database.insert(items) }
+
+                        Memory.resetPeak()
+                        let residentBefore = Memory.kilobytes("VmRSS")
+                        var fetched: [Item] = []
+                        let fetchAll = try measure { fetched = try database.fetchAll() }
+                        let peak = Memory.kilobytes("VmHWM").flatMap { peak in residentBefore.map { peak - $0 } }
+                        try verify(fetched, expectedAll, "\(contender.name) B")
+                        fetched = []
+
+                        var found: [Item] = []
+                        let lookups = try measure { found = try database.fetch(ids: lookupIDs) }
+                        try verify(found, expectedLookups, "\(contender.name) C")
+                        found = []
+
+                        let update = try measure { try database.update(updatedItems) }
+                        try verify(try database.fetchAll(), expectedUpdated, "\(contender.name) D")
+
+                        if measured {
+                            report.add(insert, Key(kind: kind, scenario: .insert, contender: contender.name))
+                            report.add(fetchAll, Key(kind: kind, scenario: .fetchAll, contender: contender.name))
+                            report.add(lookups, Key(kind: kind, scenario: .lookups, contender: contender.name))
+                            report.add(update, Key(kind: kind, scenario: .update, contender: contender.name))
+                            if let peak, kind == .file { report.peaks[contender.name, default: []].append(peak) }
+                        }
+                    })
+                    if kind == .file {
+                        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+                    }
+                }
+            }
+            print(measured ? "repetition \(repetition - settings.warmups + 1)/\(settings.repetitions) done" : "warm-up done")
+        }
+        return report
+    }
+
+    private func measure(_ work: () throws -> Void) throws -> Double {
+        let start = DispatchTime.now().uptimeNanoseconds
+        try work()
+        return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+    }
+
+    private func verify(_ items: [Item], _ expected: Checksum, _ what: String) throws {
+        var checksum = Checksum()
+        checksum.add(items)
+        guard checksum == expected else {
+            throw BenchmarkError.verification("\(what): got \(checksum), expected \(expected)")
+        }
+    }
+}
+
+#if !canImport(ObjectiveC)
+/// Linux has no autorelease pool; the call just runs the work.
+func autoreleasepool<R>(invoking work: () throws -> R) rethrows -> R { try work() }
+#endif
+
+/// Resident memory from /proc (Linux); `nil` elsewhere.
+enum Memory {
+    /// Resets the peak resident size (VmHWM) to the current size.
+    static func resetPeak() {
+        guard let handle = FileHandle(forWritingAtPath: "/proc/self/clear_refs") else { return }
+        handle.write(Data("5".utf8))
+        try? handle.close()
+    }
+
+    static func kilobytes(_ field: String) -> Int? {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return nil }
+        for line in status.split(separator: "\n") where line.hasPrefix(field + ":") {
+            return Int(line.split(separator: " ").dropFirst().first ?? "")
+        }
+        return nil
+    }
+}

@@ -1,0 +1,32 @@
+import Foundation
+import GRDBSQLite
+
+// CodableSQLite benchmarks: raw C, CodableSQLite, GRDB hand-written and GRDB Codable, side by side.
+//
+//   swift run -c release --package-path Benchmarks bench            full run (100,000 items)
+//   swift run -c release --package-path Benchmarks bench --quick    smoke run (10,000 items)
+//
+// Options: --rows N, --lookups N, --repetitions N, --only file|memory
+
+var settings = Settings()
+do {
+    try settings.parse(Array(CommandLine.arguments.dropFirst()))
+} catch {
+    print("bench: \(error)")
+    exit(2)
+}
+
+let contenders: [ContenderKind] = [
+    ContenderKind(name: "raw C", make: { try RawC(path: $0) }, isBaseline: true, isOurs: false),
+    ContenderKind(name: "CodableSQLite", make: { try CodableSQLiteContender(path: $0) }, isBaseline: false, isOurs: true),
+    ContenderKind(name: "GRDB hand-written", make: { try GRDBHandWritten(path: $0) }, isBaseline: false, isOurs: false),
+    ContenderKind(name: "GRDB Codable", make: { try GRDBCodable(path: $0) }, isBaseline: false, isOurs: false),
+]
+
+do {
+    let report = try Runner(settings: settings, contenders: contenders).run()
+    print(report)
+} catch {
+    print("bench: \(error)")
+    exit(1)
+}

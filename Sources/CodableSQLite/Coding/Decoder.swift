@@ -1,0 +1,225 @@
+import Foundation
+
+extension SQLite {
+    /// Decodes `Decodable` values from the rows of SQL you write, like `JSONDecoder` for SQLite.
+    ///
+    /// Each coding key reads the result column of the same name:
+    ///
+    /// ```swift
+    /// let decoder = SQLite.Decoder(db)
+    /// let all = try decoder.decode(Array<Task>.self, using: "SELECT * FROM tasks ORDER BY id")
+    /// let one = try decoder.decode(Task.self, using: "SELECT * FROM tasks WHERE id = :id", arguments: ["id": .text(id)])
+    /// let n = try decoder.decode(Int.self, using: "SELECT count(*) FROM tasks")   // Int?
+    /// ```
+    ///
+    /// Rows are decoded straight from the prepared statement: no dictionaries, each coding key
+    /// resolved to a column index once per statement. A row with a single column decodes into
+    /// scalars and single values (`Int`, `String`, `Date?`, `UUID`, an enum, or `[String]` from a
+    /// JSON column). A missing column decodes `nil` into an `Optional` and throws `keyNotFound` for
+    /// anything else. Failures are `DecodingError`s with the exact coding path; their descriptions
+    /// name the column, the SQLite type found and the SQL.
+    ///
+    /// A decoder is safe to share between threads and tasks.
+    public final class Decoder: @unchecked Sendable {  // options are read and written under `lock`
+        /// The database the decoder reads from.
+        public let database: Database
+        private let lock = NSLock()
+        private var storedOptions = DecodingOptions()
+
+        /// A decoder reading from `database`.
+        ///
+        /// ```swift
+        /// let decoder = SQLite.Decoder(db)
+        /// ```
+        public init(_ database: Database) {
+            self.database = database
+        }
+
+        /// How column names become coding keys. Default: ``KeyDecodingStrategy/useDefaultKeys``.
+        ///
+        /// ```swift
+        /// decoder.keyDecodingStrategy = .convertFromSnakeCase   // column due_date fills dueDate
+        /// ```
+        public var keyDecodingStrategy: KeyDecodingStrategy {
+            get { lock.withLock { storedOptions.keyStrategy } }
+            set { lock.withLock { storedOptions.keyStrategy = newValue } }
+        }
+
+        /// How dates are read. Default: ``DateDecodingStrategy/iso8601``, which reads every text
+        /// format SQLite's date functions accept and numbers as Unix timestamps.
+        ///
+        /// ```swift
+        /// decoder.dateDecodingStrategy = .secondsSince1970
+        /// ```
+        public var dateDecodingStrategy: DateDecodingStrategy {
+            get { lock.withLock { storedOptions.dateStrategy } }
+            set { lock.withLock { storedOptions.dateStrategy = newValue } }
+        }
+
+        /// Values handed to `init(from:)` implementations through `decoder.userInfo`.
+        ///
+        /// ```swift
+        /// decoder.userInfo[.init(rawValue: "version")!] = 2
+        /// ```
+        public var userInfo: [CodingUserInfoKey: any Sendable] {
+            get { lock.withLock { storedOptions.userInfo } }
+            set { lock.withLock { storedOptions.userInfo = newValue } }
+        }
+
+        var options: DecodingOptions { lock.withLock { storedOptions } }
+
+        /// Decodes the single row of `sql`: `nil` when there is no row, an error when there are several.
+        ///
+        /// ```swift
+        /// let task = try decoder.decode(Task.self, using: "SELECT * FROM tasks WHERE id = :id", arguments: ["id": .text(id)])
+        /// ```
+        ///
+        /// - Throws: `DecodingError` (`typeMismatch` for more than one row), or ``SQLite/Error``.
+        public func decode<T: Decodable>(_ type: T.Type, using sql: SQL, arguments: SQLiteArguments = [:]) throws -> T? {
+            try decodeOne(type, using: sql) { try $0.bind(arguments) }
+        }
+
+        /// Decodes the single row of `sql`, with positional (`?`) arguments.
+        ///
+        /// ```swift
+        /// let task = try decoder.decode(Task.self, using: "SELECT * FROM tasks WHERE id = ?", arguments: [.text(id)])
+        /// ```
+        public func decode<T: Decodable>(_ type: T.Type, using sql: SQL, arguments: [SQLite.Value]) throws -> T? {
+            try decodeOne(type, using: sql) { try $0.bind(arguments) }
+        }
+
+        /// Decodes every row of `sql`, in order.
+        ///
+        /// ```swift
+        /// let tasks = try decoder.decode(Array<Task>.self, using: "SELECT * FROM tasks ORDER BY id")
+        /// ```
+        ///
+        /// - Throws: `DecodingError` whose coding path starts with the row's index, or ``SQLite/Error``.
+        public func decode<T: Decodable>(_ type: [T].Type, using sql: SQL, arguments: SQLiteArguments = [:]) throws -> [T] {
+            try decodeAll(T.self, using: sql) { try $0.bind(arguments) }
+        }
+
+        /// Decodes every row of `sql`, with positional (`?`) arguments.
+        ///
+        /// ```swift
+        /// let names = try decoder.decode([String].self, using: "SELECT name FROM people WHERE age > ?", arguments: [.integer(17)])
+        /// ```
+        public func decode<T: Decodable>(_ type: [T].Type, using sql: SQL, arguments: [SQLite.Value]) throws -> [T] {
+            try decodeAll(T.self, using: sql) { try $0.bind(arguments) }
+        }
+
+        private func decodeOne<T: Decodable>(_ type: T.Type, using sql: SQL, bind: (Statement) throws -> Void) throws -> T? {
+            let options = self.options
+            return try run(sql, bind: bind) { statement in
+                guard try statement.step() else { return nil }
+                let decoder = RowDecoder(statement: statement, options: options)
+                let value = try decoder.decodeRow(T.self)
+                if try statement.step() {
+                    throw DecodingError.typeMismatch(T.self, DecodingError.Context(
+                        codingPath: [],
+                        debugDescription: "Expected to decode one \(T.self) row but found several rows instead; "
+                            + "decode [\(T.self)].self for all of them, or add LIMIT 1. SQL: \(sql)"))
+                }
+                return value
+            }
+        }
+
+        private func decodeAll<T: Decodable>(_ type: T.Type, using sql: SQL, bind: (Statement) throws -> Void) throws -> [T] {
+            let options = self.options
+            return try run(sql, bind: bind) { statement in
+                var values: [T] = []
+                guard try statement.step() else { return values }
+                let decoder = RowDecoder(statement: statement, options: options)
+                var index = 0
+                repeat {
+                    decoder.rowIndex = index
+                    values.append(try decoder.decodeRow(T.self))
+                    index += 1
+                } while try statement.step()
+                return values
+            }
+        }
+
+        /// Runs a read-only statement on a reader (or the caller's transaction), and one that
+        /// writes (`INSERT … RETURNING`) on the writer.
+        private func run<R>(_ sql: SQL, bind: (Statement) throws -> Void, body: (Statement) throws -> R) throws -> R {
+            var writes = false
+            let result: R? = try database.withReader { connection in
+                try connection.withStatement(sql) { statement in
+                    guard statement.isReadOnly else {
+                        writes = true
+                        return nil
+                    }
+                    try bind(statement)
+                    return try body(statement)
+                }
+            }
+            if let result, !writes { return result }
+            return try database.withWriter { connection in
+                try connection.withStatement(sql) { statement in
+                    try bind(statement)
+                    return try body(statement)
+                }
+            }
+        }
+
+        /// Asynchronous ``decode(_:using:arguments:)-(T.Type,_,SQLiteArguments)``.
+        ///
+        /// ```swift
+        /// let task = try await decoder.decode(Task.self, using: Task.fetchByID, arguments: ["id": .text(id)])
+        /// ```
+        public func decode<T: Decodable & Sendable>(_ type: T.Type, using sql: SQL, arguments: SQLiteArguments = [:]) async throws -> T? {
+            try await database.perform(on: database.readerQueue) { try self.decode(type, using: sql, arguments: arguments) }
+        }
+
+        /// Asynchronous ``decode(_:using:arguments:)-(T.Type,_,[SQLite.Value])``.
+        ///
+        /// ```swift
+        /// let task = try await decoder.decode(Task.self, using: "SELECT * FROM tasks WHERE id = ?", arguments: [.text(id)])
+        /// ```
+        public func decode<T: Decodable & Sendable>(_ type: T.Type, using sql: SQL, arguments: [SQLite.Value]) async throws -> T? {
+            try await database.perform(on: database.readerQueue) { try self.decode(type, using: sql, arguments: arguments) }
+        }
+
+        /// Asynchronous ``decode(_:using:arguments:)-([T].Type,_,SQLiteArguments)``.
+        ///
+        /// ```swift
+        /// let tasks = try await decoder.decode([Task].self, using: Task.fetchAll)
+        /// ```
+        public func decode<T: Decodable & Sendable>(_ type: [T].Type, using sql: SQL, arguments: SQLiteArguments = [:]) async throws -> [T] {
+            try await database.perform(on: database.readerQueue) { try self.decode(type, using: sql, arguments: arguments) }
+        }
+
+        /// Asynchronous ``decode(_:using:arguments:)-([T].Type,_,[SQLite.Value])``.
+        ///
+        /// ```swift
+        /// let names = try await decoder.decode([String].self, using: "SELECT name FROM people WHERE age > ?", arguments: [.integer(17)])
+        /// ```
+        public func decode<T: Decodable & Sendable>(_ type: [T].Type, using sql: SQL, arguments: [SQLite.Value]) async throws -> [T] {
+            try await database.perform(on: database.readerQueue) { try self.decode(type, using: sql, arguments: arguments) }
+        }
+    }
+}
+
+/// A snapshot of a decoder's settings, taken once per call.
+struct DecodingOptions: Sendable {
+    var keyStrategy: SQLite.Decoder.KeyDecodingStrategy = .useDefaultKeys
+    var dateStrategy: SQLite.Decoder.DateDecodingStrategy = .iso8601
+    var userInfo: [CodingUserInfoKey: any Sendable] = [:]
+
+    var codingUserInfo: [CodingUserInfoKey: Any] { userInfo }
+
+    var convertsKeys: Bool {
+        if case .useDefaultKeys = keyStrategy { return false }
+        return true
+    }
+
+    /// The coding key string a column name or JSON member name stands for.
+    func keyName(for name: String, at path: CodingPath) -> String {
+        switch keyStrategy {
+        case .useDefaultKeys: name
+        case .convertFromSnakeCase: KeyConversion.fromSnakeCase(name)
+        case .custom(let convert): convert(path.keys(appending: AnyCodingKey(stringValue: name))).stringValue
+        }
+    }
+}

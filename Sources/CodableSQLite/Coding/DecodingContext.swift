@@ -1,0 +1,74 @@
+import CSQLite
+import Foundation
+
+/// What every decoder of one statement shares: the options, and what error messages name
+/// (the SQL and its columns).
+final class DecodingContext {
+    let options: DecodingOptions
+    let sql: String
+    let columnNames: [String]
+
+    init(options: DecodingOptions, sql: String, columnNames: [String]) {
+        self.options = options
+        self.sql = sql
+        self.columnNames = columnNames
+    }
+
+    func columnName(_ column: Int32) -> String {
+        Int(column) < columnNames.count ? columnNames[Int(column)] : "#\(column)"
+    }
+
+    /// ` (column "age"; SQL: SELECT …)`
+    func location(column: Int32) -> String {
+        " (column \"\(columnName(column))\"; SQL: \(sql))"
+    }
+
+    /// ` (JSON in column "tags"; SQL: SELECT …)`
+    func jsonLocation(column: Int32) -> String {
+        " (JSON in column \"\(columnName(column))\"; SQL: \(sql))"
+    }
+
+    /// How an SQLite storage class is named in errors.
+    static func describe(storageClass: Int32) -> String {
+        switch storageClass {
+        case SQLITE_INTEGER: "an INTEGER value"
+        case SQLITE_FLOAT: "a REAL value"
+        case SQLITE_TEXT: "a TEXT value"
+        case SQLITE_BLOB: "a BLOB value"
+        default: "NULL"
+        }
+    }
+}
+
+/// Decoding errors worded like Foundation's JSONDecoder, plus where the value came from.
+enum DecodingFailure {
+    static func typeMismatch(_ type: Any.Type, found: String, path: [any CodingKey], location: String) -> DecodingError {
+        .typeMismatch(type, DecodingError.Context(
+            codingPath: path, debugDescription: "Expected to decode \(type) but found \(found) instead\(location)."))
+    }
+
+    static func valueNotFound(_ type: Any.Type, found: String, path: [any CodingKey], location: String) -> DecodingError {
+        .valueNotFound(type, DecodingError.Context(
+            codingPath: path, debugDescription: "Expected \(type) but found \(found) instead\(location)."))
+    }
+
+    static func dataCorrupted(_ description: String, path: [any CodingKey], location: String) -> DecodingError {
+        .dataCorrupted(DecodingError.Context(codingPath: path, debugDescription: description + location + "."))
+    }
+
+    static func numberDoesNotFit(_ number: String, _ type: Any.Type, path: [any CodingKey], location: String) -> DecodingError {
+        dataCorrupted("Parsed number <\(number)> does not fit in \(type)", path: path, location: location)
+    }
+
+    static func invalidDate(_ text: String, path: [any CodingKey], location: String) -> DecodingError {
+        dataCorrupted(
+            "Text \"\(preview(text))\" is not a date: expected YYYY-MM-DD[ HH:MM[:SS[.SSS]]], optionally with T for the "
+                + "space and Z or ±HH:MM, or a number of seconds since 1970",
+            path: path, location: location)
+    }
+
+    /// A value shown in an error, shortened.
+    static func preview(_ text: String) -> String {
+        text.count <= 64 ? text : String(text.prefix(61)) + "…"
+    }
+}

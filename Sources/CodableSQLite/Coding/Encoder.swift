@@ -1,0 +1,187 @@
+import Foundation
+
+extension SQLite {
+    /// Binds `Encodable` values to the parameters of SQL you write, like `JSONEncoder` for SQLite.
+    ///
+    /// Each coding key binds the parameter of the same name (`:title`, `@title` or `$title`):
+    ///
+    /// ```swift
+    /// struct Task: Codable { var id: String; var title: String; var dueDate: Date?; var isCompleted: Bool }
+    ///
+    /// let encoder = SQLite.Encoder(db)
+    /// try encoder.encode(task, using: "INSERT INTO tasks VALUES (:id, :title, :dueDate, :isCompleted)")
+    /// try encoder.encode([task1, task2], using: upsert)   // one transaction: all rows or none
+    /// ```
+    ///
+    /// Storage: `Bool` → INTEGER 0/1, integers → INTEGER, `Float`/`Double` → REAL, `String` → TEXT,
+    /// `Data` → BLOB, `Date` → TEXT (see ``DateEncodingStrategy``), `UUID` → TEXT, `URL` → TEXT,
+    /// `Decimal` → TEXT; values that encode a single value (enums with raw values, wrappers) store
+    /// that value; nested structs, arrays and dictionaries → JSON TEXT. `nil` binds NULL, and so
+    /// does a parameter the value does not provide. A property the SQL has no parameter for
+    /// throws `EncodingError` unless ``ignoresUnusedProperties`` is set.
+    ///
+    /// An encoder is safe to share between threads and tasks.
+    public final class Encoder: @unchecked Sendable {  // options are read and written under `lock`
+        /// The database the encoder writes to.
+        public let database: Database
+        private let lock = NSLock()
+        private var storedOptions = EncodingOptions()
+
+        /// An encoder writing to `database`.
+        ///
+        /// ```swift
+        /// let encoder = SQLite.Encoder(db)
+        /// ```
+        public init(_ database: Database) {
+            self.database = database
+        }
+
+        /// How coding keys become parameter names. Default: ``KeyEncodingStrategy/useDefaultKeys``.
+        ///
+        /// ```swift
+        /// encoder.keyEncodingStrategy = .convertToSnakeCase   // dueDate binds :due_date
+        /// ```
+        public var keyEncodingStrategy: KeyEncodingStrategy {
+            get { lock.withLock { storedOptions.keyStrategy } }
+            set { lock.withLock { storedOptions.keyStrategy = newValue } }
+        }
+
+        /// How dates are stored. Default: ``DateEncodingStrategy/iso8601`` (exact, sortable UTC text).
+        ///
+        /// ```swift
+        /// encoder.dateEncodingStrategy = .secondsSince1970
+        /// ```
+        public var dateEncodingStrategy: DateEncodingStrategy {
+            get { lock.withLock { storedOptions.dateStrategy } }
+            set { lock.withLock { storedOptions.dateStrategy = newValue } }
+        }
+
+        /// When `true`, a property the SQL has no parameter for is skipped; when `false` (the
+        /// default) it throws `EncodingError.invalidValue`, so nothing is dropped silently.
+        ///
+        /// ```swift
+        /// encoder.ignoresUnusedProperties = true
+        /// try encoder.encode(task, using: "UPDATE tasks SET title = :title WHERE id = :id")
+        /// ```
+        public var ignoresUnusedProperties: Bool {
+            get { lock.withLock { storedOptions.ignoresUnusedProperties } }
+            set { lock.withLock { storedOptions.ignoresUnusedProperties = newValue } }
+        }
+
+        /// Values handed to `encode(to:)` implementations through `encoder.userInfo`.
+        ///
+        /// ```swift
+        /// encoder.userInfo[.init(rawValue: "version")!] = 2
+        /// ```
+        public var userInfo: [CodingUserInfoKey: any Sendable] {
+            get { lock.withLock { storedOptions.userInfo } }
+            set { lock.withLock { storedOptions.userInfo = newValue } }
+        }
+
+        var options: EncodingOptions { lock.withLock { storedOptions } }
+
+        /// Binds `value` to the parameters of `sql` and runs it once.
+        ///
+        /// ```swift
+        /// try encoder.encode(task, using: "INSERT INTO tasks VALUES (:id, :title, :dueDate, :isCompleted)")
+        /// try encoder.encode(42, using: "INSERT INTO numbers VALUES (?)")   // a single value binds ?1
+        /// ```
+        ///
+        /// An array, even one typed as a generic `T`, is written one row per element as
+        /// ``encode(_:using:)-([T],_)`` does.
+        ///
+        /// - Throws: `EncodingError` when the value cannot be stored (with its coding path), or
+        ///   ``SQLite/Error`` when SQLite rejects the statement.
+        public func encode<T: Encodable>(_ value: T, using sql: SQL) throws {
+            let options = self.options
+            if let array = value as? any EncodableArray {
+                try array.encodeRows(into: database, using: sql, options: options)
+                return
+            }
+            try database.withWriter { connection in
+                try connection.withStatement(sql) { statement in
+                    try RowEncoder(statement: statement, options: options).encodeRow(value)
+                    try statement.run()
+                }
+            }
+        }
+
+        /// Runs `sql` once per element, in one transaction: all rows are written or none.
+        ///
+        /// ```swift
+        /// try encoder.encode([task1, task2, task3], using: Task.upsert)
+        /// ```
+        ///
+        /// - Throws: the first failure, after rolling back the whole array: `EncodingError` whose
+        ///   coding path starts with the element's index, or ``SQLite/Error`` whose
+        ///   ``SQLite/Error/elementIndex`` names the element.
+        public func encode<T: Encodable>(_ values: [T], using sql: SQL) throws {
+            try values.encodeRows(into: database, using: sql, options: options)
+        }
+
+        /// Asynchronous ``encode(_:using:)-(T,_)``, run off the cooperative thread pool.
+        ///
+        /// ```swift
+        /// try await encoder.encode(task, using: Task.upsert)
+        /// ```
+        public func encode<T: Encodable & Sendable>(_ value: T, using sql: SQL) async throws {
+            try await database.perform(on: database.writerQueue) { try self.encode(value, using: sql) }
+        }
+
+        /// Asynchronous ``encode(_:using:)-([T],_)``, run off the cooperative thread pool.
+        ///
+        /// ```swift
+        /// try await encoder.encode(tasks, using: Task.upsert)
+        /// ```
+        public func encode<T: Encodable & Sendable>(_ values: [T], using sql: SQL) async throws {
+            try await database.perform(on: database.writerQueue) { try self.encode(values, using: sql) }
+        }
+    }
+}
+
+/// Arrays written one row per element, whatever the static type they were passed as.
+protocol EncodableArray {
+    func encodeRows(into database: SQLite.Database, using sql: SQL, options: EncodingOptions) throws
+}
+
+extension Array: EncodableArray where Element: Encodable {
+    func encodeRows(into database: SQLite.Database, using sql: SQL, options: EncodingOptions) throws {
+        try database.withWriter { connection in
+            try connection.withStatement(sql) { statement in
+                try connection.inTransaction {
+                    let encoder = RowEncoder(statement: statement, options: options)
+                    for (index, element) in enumerated() {
+                        do {
+                            encoder.elementIndex = index
+                            try encoder.encodeRow(element)
+                            try statement.run()
+                            statement.reset()
+                        } catch var error as SQLite.Error {
+                            error.elementIndex = index
+                            throw error
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A snapshot of an encoder's settings, taken once per call.
+struct EncodingOptions: Sendable {
+    var keyStrategy: SQLite.Encoder.KeyEncodingStrategy = .useDefaultKeys
+    var dateStrategy: SQLite.Encoder.DateEncodingStrategy = .iso8601
+    var ignoresUnusedProperties = false
+    var userInfo: [CodingUserInfoKey: any Sendable] = [:]
+
+    var codingUserInfo: [CodingUserInfoKey: Any] { userInfo }
+
+    /// The name a key has after the key strategy, for parameters and JSON members.
+    func name(for key: some CodingKey, at path: CodingPath) -> String {
+        switch keyStrategy {
+        case .useDefaultKeys: key.stringValue
+        case .convertToSnakeCase: KeyConversion.toSnakeCase(key.stringValue)
+        case .custom(let convert): convert(path.keys(appending: key)).stringValue
+        }
+    }
+}

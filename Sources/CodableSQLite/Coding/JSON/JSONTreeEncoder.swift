@@ -1,0 +1,231 @@
+import Foundation
+
+/// The `Swift.Encoder` for values nested inside a JSON column: it builds a ``JSONNode``.
+///
+/// Dates inside JSON are written exactly as date columns are (same strategy, same text), so
+/// `json_extract(payload, '$.due') = dueDate` holds in SQL.
+final class JSONTreeEncoder: Swift.Encoder, SingleValueEncodingContainer {
+    private let path: CodingPath
+    let options: EncodingOptions
+    /// Where a `superEncoder` delivers its value.
+    private let reference: JSONReferenceBox?
+    private(set) var root: JSONNode? {
+        didSet { reference?.node = root }
+    }
+
+    init(path: CodingPath, options: EncodingOptions, reference: JSONReferenceBox? = nil) {
+        self.path = path
+        self.options = options
+        self.reference = reference
+    }
+
+    var codingPath: [any CodingKey] { path.keys }
+    var userInfo: [CodingUserInfoKey: Any] { options.codingUserInfo }
+
+    /// The JSON for any value; something that encodes nothing is an empty object, as in JSONEncoder.
+    static func node<T: Encodable>(for value: T, at path: CodingPath, options: EncodingOptions) throws -> JSONNode {
+        if T.self == Date.self, let date = value as? Date {
+            return try dateNode(date, at: path, options: options)
+        } else if T.self == UUID.self, let uuid = value as? UUID {
+            return .string(uuid.uuidString)
+        } else if T.self == URL.self, let url = value as? URL {
+            return .string(url.absoluteString)
+        } else if T.self == Data.self, let data = value as? Data {
+            return .string(data.base64EncodedString())
+        } else if T.self == Decimal.self, let decimal = value as? Decimal {
+            guard !decimal.isNaN else {
+                throw EncodingError.invalidValue(decimal, EncodingError.Context(
+                    codingPath: path.keys, debugDescription: "Unable to encode Decimal NaN directly in JSON."))
+            }
+            return .number(decimal.description)
+        }
+        let encoder = JSONTreeEncoder(path: path, options: options)
+        try value.encode(to: encoder)
+        return encoder.root ?? .object(JSONObjectBox())
+    }
+
+    private static func dateNode(_ date: Date, at path: CodingPath, options: EncodingOptions) throws -> JSONNode {
+        switch options.dateStrategy {
+        case .iso8601:
+            return .string(try DateCoding.text(for: date, path: path))
+        case .secondsSince1970:
+            return try number(date.timeIntervalSince1970, at: path)
+        case .millisecondsSince1970:
+            return try number(date.timeIntervalSince1970 * 1000, at: path)
+        case .deferredToDate:
+            return try number(date.timeIntervalSinceReferenceDate, at: path)
+        case .formatted(let formatter):
+            return .string(formatter.string(from: date))
+        case .custom(let encode):
+            let encoder = JSONTreeEncoder(path: path, options: options)
+            try encode(date, encoder)
+            return encoder.root ?? .object(JSONObjectBox())
+        }
+    }
+
+    /// A JSON number; JSON has no infinity or NaN.
+    static func number<F: BinaryFloatingPoint & LosslessStringConvertible>(_ value: F, at path: CodingPath) throws -> JSONNode {
+        guard value.isFinite else {
+            throw EncodingError.invalidValue(value, EncodingError.Context(
+                codingPath: path.keys, debugDescription: "Unable to encode \(F.self).\(value) directly in JSON."))
+        }
+        return .number(value.description)
+    }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
+        let box: JSONObjectBox
+        if case .object(let existing)? = root {
+            box = existing
+        } else {
+            box = JSONObjectBox()
+            root = .object(box)
+        }
+        return KeyedEncodingContainer(JSONKeyedEncodingContainer<Key>(box: box, path: path, options: options))
+    }
+
+    func unkeyedContainer() -> any UnkeyedEncodingContainer {
+        let box: JSONArrayBox
+        if case .array(let existing)? = root {
+            box = existing
+        } else {
+            box = JSONArrayBox()
+            root = .array(box)
+        }
+        return JSONUnkeyedEncodingContainer(box: box, path: path, options: options)
+    }
+
+    func singleValueContainer() -> any SingleValueEncodingContainer { self }
+
+    // MARK: SingleValueEncodingContainer
+
+    func encodeNil() throws { root = .null }
+    func encode(_ value: Bool) throws { root = .bool(value) }
+    func encode(_ value: String) throws { root = .string(value) }
+    func encode(_ value: Double) throws { root = try Self.number(value, at: path) }
+    func encode(_ value: Float) throws { root = try Self.number(value, at: path) }
+    func encode(_ value: Int) throws { root = .number(String(value)) }
+    func encode(_ value: Int8) throws { root = .number(String(value)) }
+    func encode(_ value: Int16) throws { root = .number(String(value)) }
+    func encode(_ value: Int32) throws { root = .number(String(value)) }
+    func encode(_ value: Int64) throws { root = .number(String(value)) }
+    func encode(_ value: UInt) throws { root = .number(String(value)) }
+    func encode(_ value: UInt8) throws { root = .number(String(value)) }
+    func encode(_ value: UInt16) throws { root = .number(String(value)) }
+    func encode(_ value: UInt32) throws { root = .number(String(value)) }
+    func encode(_ value: UInt64) throws { root = .number(String(value)) }
+    func encode<T: Encodable>(_ value: T) throws { root = try Self.node(for: value, at: path, options: options) }
+}
+
+struct JSONKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
+    let box: JSONObjectBox
+    let path: CodingPath
+    let options: EncodingOptions
+
+    var codingPath: [any CodingKey] { path.keys }
+
+    private func name(_ key: some CodingKey) -> String { options.name(for: key, at: path) }
+
+    mutating func encodeNil(forKey key: Key) throws { box.set(name(key), .null) }
+    mutating func encode(_ value: Bool, forKey key: Key) throws { box.set(name(key), .bool(value)) }
+    mutating func encode(_ value: String, forKey key: Key) throws { box.set(name(key), .string(value)) }
+    mutating func encode(_ value: Double, forKey key: Key) throws {
+        box.set(name(key), try JSONTreeEncoder.number(value, at: path.appending(key)))
+    }
+    mutating func encode(_ value: Float, forKey key: Key) throws {
+        box.set(name(key), try JSONTreeEncoder.number(value, at: path.appending(key)))
+    }
+    mutating func encode(_ value: Int, forKey key: Key) throws { box.set(name(key), .number(String(value))) }
+    mutating func encode(_ value: Int8, forKey key: Key) throws { box.set(name(key), .number(String(value))) }
+    mutating func encode(_ value: Int16, forKey key: Key) throws { box.set(name(key), .number(String(value))) }
+    mutating func encode(_ value: Int32, forKey key: Key) throws { box.set(name(key), .number(String(value))) }
+    mutating func encode(_ value: Int64, forKey key: Key) throws { box.set(name(key), .number(String(value))) }
+    mutating func encode(_ value: UInt, forKey key: Key) throws { box.set(name(key), .number(String(value))) }
+    mutating func encode(_ value: UInt8, forKey key: Key) throws { box.set(name(key), .number(String(value))) }
+    mutating func encode(_ value: UInt16, forKey key: Key) throws { box.set(name(key), .number(String(value))) }
+    mutating func encode(_ value: UInt32, forKey key: Key) throws { box.set(name(key), .number(String(value))) }
+    mutating func encode(_ value: UInt64, forKey key: Key) throws { box.set(name(key), .number(String(value))) }
+
+    mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
+        box.set(name(key), try JSONTreeEncoder.node(for: value, at: path.appending(key), options: options))
+    }
+
+    mutating func nestedContainer<NestedKey: CodingKey>(
+        keyedBy keyType: NestedKey.Type, forKey key: Key
+    ) -> KeyedEncodingContainer<NestedKey> {
+        let child = JSONObjectBox()
+        box.set(name(key), .object(child))
+        return KeyedEncodingContainer(JSONKeyedEncodingContainer<NestedKey>(box: child, path: path.appending(key), options: options))
+    }
+
+    mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
+        let child = JSONArrayBox()
+        box.set(name(key), .array(child))
+        return JSONUnkeyedEncodingContainer(box: child, path: path.appending(key), options: options)
+    }
+
+    mutating func superEncoder() -> any Swift.Encoder {
+        superEncoder(for: AnyCodingKey.super)
+    }
+
+    mutating func superEncoder(forKey key: Key) -> any Swift.Encoder {
+        superEncoder(for: AnyCodingKey(key))
+    }
+
+    private func superEncoder(for key: AnyCodingKey) -> any Swift.Encoder {
+        let reference = JSONReferenceBox()
+        box.set(name(key), .reference(reference))
+        return JSONTreeEncoder(path: path.appending(key), options: options, reference: reference)
+    }
+}
+
+struct JSONUnkeyedEncodingContainer: UnkeyedEncodingContainer {
+    let box: JSONArrayBox
+    let path: CodingPath
+    let options: EncodingOptions
+
+    var codingPath: [any CodingKey] { path.keys }
+    var count: Int { box.elements.count }
+
+    private var elementPath: CodingPath { path.appending(index: box.elements.count) }
+
+    mutating func encodeNil() throws { box.elements.append(.null) }
+    mutating func encode(_ value: Bool) throws { box.elements.append(.bool(value)) }
+    mutating func encode(_ value: String) throws { box.elements.append(.string(value)) }
+    mutating func encode(_ value: Double) throws { box.elements.append(try JSONTreeEncoder.number(value, at: elementPath)) }
+    mutating func encode(_ value: Float) throws { box.elements.append(try JSONTreeEncoder.number(value, at: elementPath)) }
+    mutating func encode(_ value: Int) throws { box.elements.append(.number(String(value))) }
+    mutating func encode(_ value: Int8) throws { box.elements.append(.number(String(value))) }
+    mutating func encode(_ value: Int16) throws { box.elements.append(.number(String(value))) }
+    mutating func encode(_ value: Int32) throws { box.elements.append(.number(String(value))) }
+    mutating func encode(_ value: Int64) throws { box.elements.append(.number(String(value))) }
+    mutating func encode(_ value: UInt) throws { box.elements.append(.number(String(value))) }
+    mutating func encode(_ value: UInt8) throws { box.elements.append(.number(String(value))) }
+    mutating func encode(_ value: UInt16) throws { box.elements.append(.number(String(value))) }
+    mutating func encode(_ value: UInt32) throws { box.elements.append(.number(String(value))) }
+    mutating func encode(_ value: UInt64) throws { box.elements.append(.number(String(value))) }
+
+    mutating func encode<T: Encodable>(_ value: T) throws {
+        box.elements.append(try JSONTreeEncoder.node(for: value, at: elementPath, options: options))
+    }
+
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
+        let child = JSONObjectBox()
+        let childPath = elementPath
+        box.elements.append(.object(child))
+        return KeyedEncodingContainer(JSONKeyedEncodingContainer<NestedKey>(box: child, path: childPath, options: options))
+    }
+
+    mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
+        let child = JSONArrayBox()
+        let childPath = elementPath
+        box.elements.append(.array(child))
+        return JSONUnkeyedEncodingContainer(box: child, path: childPath, options: options)
+    }
+
+    mutating func superEncoder() -> any Swift.Encoder {
+        let reference = JSONReferenceBox()
+        let childPath = elementPath
+        box.elements.append(.reference(reference))
+        return JSONTreeEncoder(path: childPath, options: options, reference: reference)
+    }
+}

@@ -1,0 +1,217 @@
+import Foundation
+
+/// Where one encoded value goes: a parameter index, plus the indexes of the same name written
+/// with another prefix (`:id` and `@id` in one statement).
+struct ParameterTarget {
+    let index: Int32
+    let extraIndexes: [Int32]?
+}
+
+/// The `Swift.Encoder` that binds one value's properties straight to a prepared statement.
+///
+/// Parameter indexes are resolved once per statement: lookups are remembered in the order the
+/// value encodes its keys, which is the same for every row, so a row costs one string comparison
+/// per key. Nested containers become JSON text, bound once `encode(to:)` returns.
+final class RowEncoder: Swift.Encoder {
+    let statement: Statement
+    let options: EncodingOptions
+    /// The index of the array element being encoded, first in every coding path.
+    var elementIndex: Int?
+
+    private struct Lookup {
+        let key: String
+        let target: ParameterTarget?
+    }
+    private var lookups: [Lookup] = []
+    private var lookupCursor = 0
+    private var nextPositionalIndex: Int32 = 1
+    private var pendingJSON: [(target: ParameterTarget, node: JSONNode)] = []
+    /// An error found where Codable does not let us throw (nested container requests).
+    var deferredError: (any Error)?
+
+    init(statement: Statement, options: EncodingOptions) {
+        self.statement = statement
+        self.options = options
+    }
+
+    var codingPath: [any CodingKey] { basePath.keys }
+    var userInfo: [CodingUserInfoKey: Any] { options.codingUserInfo }
+
+    var basePath: CodingPath {
+        elementIndex.map { CodingPath.root.appending(index: $0) } ?? .root
+    }
+
+    /// Binds every parameter for `value` (the others stay NULL); the caller then steps.
+    func encodeRow<T: Encodable>(_ value: T) throws {
+        statement.clearBindings()
+        lookupCursor = 0
+        nextPositionalIndex = 1
+        pendingJSON.removeAll(keepingCapacity: true)
+        deferredError = nil
+        try encodeTopLevel(value)
+        if let deferredError { throw deferredError }
+        for pending in pendingJSON {
+            try bind(pending.node.text, to: pending.target)
+        }
+    }
+
+    func encodeTopLevel<T: Encodable>(_ value: T) throws {
+        if isStoredDirectly(T.self) {
+            try encodeValue(value, to: try positionalTarget(for: value), path: basePath)
+        } else {
+            try value.encode(to: self)
+        }
+    }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
+        KeyedEncodingContainer(RowKeyedEncodingContainer<Key>(encoder: self))
+    }
+
+    func unkeyedContainer() -> any UnkeyedEncodingContainer {
+        RowUnkeyedEncodingContainer(encoder: self)
+    }
+
+    func singleValueContainer() -> any SingleValueEncodingContainer {
+        RowSingleValueEncodingContainer(encoder: self)
+    }
+
+    // MARK: Parameters
+
+    /// The parameter for `key`, or `nil` when it has none and unused properties are ignored.
+    func target(for key: some CodingKey, value: @autoclosure () -> Any) throws -> ParameterTarget? {
+        let name = key.stringValue
+        if lookupCursor < lookups.count, lookups[lookupCursor].key == name {
+            lookupCursor += 1
+            return lookups[lookupCursor - 1].target
+        }
+        let parameterName = options.name(for: key, at: basePath)
+        let parameters = statement.parameters
+        let target: ParameterTarget?
+        if let index = parameters.indexes[parameterName] {
+            target = ParameterTarget(index: index, extraIndexes: parameters.extraIndexes[parameterName])
+        } else if options.ignoresUnusedProperties {
+            target = nil
+        } else {
+            let known = parameters.writtenNames.isEmpty ? "it has no named parameters" :
+                "its parameters are " + parameters.writtenNames.joined(separator: ", ")
+            throw EncodingError.invalidValue(value(), EncodingError.Context(
+                codingPath: basePath.keys(appending: key),
+                debugDescription: "The SQL has no parameter :\(parameterName) for key \"\(name)\" (\(known)); "
+                    + "add :\(parameterName) to the SQL, or set ignoresUnusedProperties to skip it. SQL: \(statement.sql)"))
+        }
+        let lookup = Lookup(key: name, target: target)
+        if lookupCursor < lookups.count {
+            lookups[lookupCursor] = lookup
+        } else {
+            lookups.append(lookup)
+        }
+        lookupCursor += 1
+        return target
+    }
+
+    /// The next positional parameter (`?1`, `?2`…), for unkeyed and single values.
+    func positionalTarget(for value: @autoclosure () -> Any) throws -> ParameterTarget {
+        let count = statement.parameters.count
+        guard nextPositionalIndex <= count else {
+            throw EncodingError.invalidValue(value(), EncodingError.Context(
+                codingPath: codingPath,
+                debugDescription: "The SQL has \(count) parameter(s), too few for the values encoded in order. SQL: \(statement.sql)"))
+        }
+        nextPositionalIndex += 1
+        return ParameterTarget(index: nextPositionalIndex - 1, extraIndexes: nil)
+    }
+
+    /// Remembers JSON to bind once the whole value is encoded.
+    func bindLater(_ node: JSONNode, to target: ParameterTarget) {
+        pendingJSON.append((target, node))
+    }
+
+    // MARK: Binding
+
+    func bindNull(to target: ParameterTarget) throws {
+        try statement.bindNull(at: target.index)
+        try bindExtras(.null, to: target)
+    }
+
+    func bind(_ value: Int64, to target: ParameterTarget) throws {
+        try statement.bind(value, at: target.index)
+        try bindExtras(.integer(value), to: target)
+    }
+
+    func bind(_ value: Double, to target: ParameterTarget) throws {
+        try statement.bind(value, at: target.index)
+        try bindExtras(.double(value), to: target)
+    }
+
+    func bind(_ value: String, to target: ParameterTarget) throws {
+        try statement.bind(value, at: target.index)
+        try bindExtras(.text(value), to: target)
+    }
+
+    func bind(_ value: Data, to target: ParameterTarget) throws {
+        try statement.bind(value, at: target.index)
+        try bindExtras(.data(value), to: target)
+    }
+
+    @inline(__always)
+    private func bindExtras(_ value: @autoclosure () -> SQLite.Value, to target: ParameterTarget) throws {
+        guard let extraIndexes = target.extraIndexes else { return }
+        let value = value()
+        for index in extraIndexes { try statement.bind(value, at: index) }
+    }
+
+    func bind(_ value: SQLite.Value, to target: ParameterTarget) throws {
+        try statement.bind(value, at: target.index)
+        try bindExtras(value, to: target)
+    }
+
+    /// Binds any `Encodable` value in its stored form (see ``ValueEncoder``).
+    func encodeValue<T: Encodable>(_ value: T, to target: ParameterTarget, path: @autoclosure () -> CodingPath) throws {
+        try bind(try ValueEncoder.value(for: value, at: path(), options: options), to: target)
+    }
+}
+
+/// Whether a value of this type is stored as one column value by its own rule rather than
+/// through its `Codable` implementation.
+func isStoredDirectly(_ type: Any.Type) -> Bool {
+    type == Date.self || type == UUID.self || type == Data.self || type == URL.self || type == Decimal.self
+}
+
+/// Checks shared by every place that stores numbers or dates.
+enum ScalarEncoding {
+    /// An integer as SQLite's 64-bit signed INTEGER, or `EncodingError` when it does not fit.
+    @inline(__always)
+    static func integer<I: BinaryInteger>(_ value: I, path: @autoclosure () -> [any CodingKey]) throws -> Int64 {
+        guard let integer = Int64(exactly: value) else {
+            throw EncodingError.invalidValue(value, EncodingError.Context(
+                codingPath: path(),
+                debugDescription: "Unable to store \(I.self) value \(value): SQLite integers are 64-bit signed "
+                    + "(at most \(Int64.max)). Store it as a String, or as a Double if precision may be lost."))
+        }
+        return integer
+    }
+
+    /// A floating-point number as REAL; NaN, which SQLite would turn into NULL, is an error.
+    @inline(__always)
+    static func real<F: BinaryFloatingPoint>(_ value: F, path: @autoclosure () -> [any CodingKey]) throws -> Double {
+        guard !value.isNaN else {
+            throw EncodingError.invalidValue(value, EncodingError.Context(
+                codingPath: path(),
+                debugDescription: "Unable to store \(F.self).nan in SQLite: SQLite stores NaN as NULL."))
+        }
+        return Double(value)
+    }
+}
+
+/// Dates as text, with the error for dates the text format cannot hold.
+enum DateCoding {
+    static func text(for date: Date, path: CodingPath) throws -> String {
+        guard let text = DateText.format(date) else {
+            throw EncodingError.invalidValue(date, EncodingError.Context(
+                codingPath: path.keys,
+                debugDescription: "Unable to store Date \(date.timeIntervalSinceReferenceDate) (seconds since 2001) as text: "
+                    + "the date text format covers years 0 to 9999. Use dateEncodingStrategy .secondsSince1970 for other dates."))
+        }
+        return text
+    }
+}

@@ -1,0 +1,204 @@
+import CSQLite
+import Foundation
+
+/// One SQLite connection and its statement cache.
+///
+/// Not thread-safe: ``SQLite/Database`` hands a connection to one thread at a time (the writer
+/// behind a lock, readers through ``ReaderPool``), which is why it opens SQLite in multi-thread
+/// mode (`SQLITE_OPEN_NOMUTEX`).
+final class Connection {
+    struct Options {
+        var isReadOnly = false
+        /// Rejects writes with `PRAGMA query_only` (reader connections).
+        var isQueryOnly = false
+        var busyTimeout: TimeInterval = 5
+        var foreignKeysEnabled = true
+    }
+
+    let handle: OpaquePointer
+    let path: String
+    /// How many savepoints ``inTransaction(_:)`` has open inside the outer transaction.
+    private var savepointDepth = 0
+    private var statements: [String: Statement] = [:]
+    private static let statementCacheCapacity = 128
+
+    init(path: String, options: Options) throws {
+        var flags = SQLITE_OPEN_NOMUTEX
+        flags |= options.isReadOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
+        if path.hasPrefix("file:") { flags |= SQLITE_OPEN_URI }
+        var opened: OpaquePointer?
+        let resultCode = sqlite3_open_v2(path, &opened, flags, nil)
+        guard resultCode == SQLITE_OK, let opened else {
+            let failure = SQLite.Error(connection: opened, resultCode: resultCode, sql: nil)
+            sqlite3_close_v2(opened)
+            throw SQLite.Error(
+                code: failure.code, extendedCode: failure.extendedCode,
+                message: "\(failure.message): \(path)")
+        }
+        handle = opened
+        self.path = path
+        // From here on a thrown error runs deinit, which closes the handle.
+        sqlite3_extended_result_codes(handle, 1)
+        sqlite3_busy_timeout(handle, Int32(clamping: Int((options.busyTimeout * 1000).rounded())))
+        do {
+            // The first statement reads the file header: a file that is not a database fails here.
+            try execute("PRAGMA foreign_keys = \(options.foreignKeysEnabled ? "ON" : "OFF")")
+            if options.isQueryOnly { try execute("PRAGMA query_only = ON") }
+        } catch let error as SQLite.Error {
+            throw SQLite.Error(
+                code: error.code, extendedCode: error.extendedCode,
+                message: "\(error.message): \(path)", sql: error.sql)
+        }
+    }
+
+    deinit {
+        statements.removeAll()
+        sqlite3_close_v2(handle)
+    }
+
+    /// Whether this connection works on a file, rather than in memory or on a temporary database.
+    var isFileBacked: Bool {
+        guard let name = sqlite3_db_filename(handle, "main") else { return false }
+        return name.pointee != 0
+    }
+
+    /// Whether no transaction is open.
+    var isAutocommit: Bool { sqlite3_get_autocommit(handle) != 0 }
+
+    // MARK: Statements
+
+    /// Runs `body` with the cached statement for `sql` (prepared on first use), then resets it.
+    func withStatement<R>(_ sql: String, _ body: (Statement) throws -> R) throws -> R {
+        let statement = try cachedStatement(sql)
+        statement.isInUse = true
+        defer {
+            statement.reset()
+            statement.isInUse = false
+        }
+        return try body(statement)
+    }
+
+    private func cachedStatement(_ sql: String) throws -> Statement {
+        if let cached = statements[sql] {
+            // In use means a nested call runs the same SQL while the outer one steps: prepare another.
+            if !cached.isInUse { return cached }
+            return try prepare(sql)
+        }
+        let statement = try prepare(sql)
+        if statements.count >= Self.statementCacheCapacity {
+            statements = statements.filter { $0.value.isInUse }
+        }
+        statements[sql] = statement
+        return statement
+    }
+
+    /// Prepares exactly one statement; several statements in `sql` are an error, not silently cut.
+    private func prepare(_ sql: String) throws -> Statement {
+        var prepared: OpaquePointer?
+        var extraStatement = false
+        let resultCode = sql.withCString { start -> Int32 in
+            var tail: UnsafePointer<CChar>?
+            let resultCode = sqlite3_prepare_v3(
+                handle, start, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &prepared, &tail)
+            if resultCode == SQLITE_OK, let tail, tail.pointee != 0 {
+                // Whitespace and comments after the statement are fine; another statement is not.
+                var next: OpaquePointer?
+                if sqlite3_prepare_v2(handle, tail, -1, &next, nil) != SQLITE_OK || next != nil {
+                    extraStatement = true
+                }
+                sqlite3_finalize(next)
+            }
+            return resultCode
+        }
+        guard resultCode == SQLITE_OK else {
+            throw SQLite.Error(connection: handle, resultCode: resultCode, sql: sql)
+        }
+        guard let prepared else {
+            throw SQLite.Error(code: .misuse, message: "The SQL contains no statement", sql: sql)
+        }
+        if extraStatement {
+            sqlite3_finalize(prepared)
+            throw SQLite.Error(
+                code: .misuse,
+                message: "The SQL contains several statements; run them with execute(raw:), or one at a time",
+                sql: sql)
+        }
+        return Statement(handle: prepared, sql: sql)
+    }
+
+    /// Runs every statement of `sql` in order and returns the rows of the last one.
+    @discardableResult
+    func execute(_ sql: String) throws -> [SQLiteRow] {
+        var lastRows: [SQLiteRow] = []
+        try sql.withCString { start in
+            var cursor = start
+            while cursor.pointee != 0 {
+                var prepared: OpaquePointer?
+                var tail: UnsafePointer<CChar>?
+                let resultCode = sqlite3_prepare_v2(handle, cursor, -1, &prepared, &tail)
+                guard resultCode == SQLITE_OK else {
+                    let failing = String(cString: cursor).trimmingCharacters(in: .whitespacesAndNewlines)
+                    throw SQLite.Error(connection: handle, resultCode: resultCode, sql: failing)
+                }
+                guard let tail, tail != cursor else { break }
+                cursor = tail
+                guard let prepared else { continue }  // only whitespace or a comment
+                let statement = Statement(handle: prepared, sql: String(cString: sqlite3_sql(prepared)))
+                lastRows = try statement.rows()
+            }
+        }
+        return lastRows
+    }
+
+    // MARK: Transactions
+
+    /// Runs `block` in a transaction, or in a savepoint when one is already open.
+    /// Commits (or releases) when it returns; rolls back and rethrows when it throws.
+    func inTransaction<R>(_ block: () throws -> R) throws -> R {
+        if isAutocommit {
+            try execute("BEGIN IMMEDIATE")
+            let result: R
+            do {
+                result = try block()
+                try checkTransactionStillOpen()
+                try execute("COMMIT")
+            } catch {
+                rollbackQuietly()
+                throw error
+            }
+            return result
+        }
+        savepointDepth += 1
+        defer { savepointDepth -= 1 }
+        let name = "codablesqlite_savepoint_\(savepointDepth)"
+        try execute("SAVEPOINT \(name)")
+        let result: R
+        do {
+            result = try block()
+            try checkTransactionStillOpen()
+            try execute("RELEASE \(name)")
+        } catch {
+            if !isAutocommit {
+                _ = try? execute("ROLLBACK TO \(name); RELEASE \(name)")
+            }
+            throw error
+        }
+        return result
+    }
+
+    private func checkTransactionStillOpen() throws {
+        if isAutocommit {
+            throw SQLite.Error(
+                code: .misuse,
+                message: "The transaction was committed or rolled back by SQL inside the inTransaction block; "
+                    + "let inTransaction end it (return to commit, throw to roll back)")
+        }
+    }
+
+    /// Rolls back whatever transaction is open, ignoring failures (SQLite may have rolled back already).
+    func rollbackQuietly() {
+        if !isAutocommit {
+            sqlite3_exec(handle, "ROLLBACK", nil, nil, nil)
+        }
+    }
+}

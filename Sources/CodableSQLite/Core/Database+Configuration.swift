@@ -1,0 +1,106 @@
+import Foundation
+
+extension SQLite.Database {
+    /// Where a database lives and how its connections behave.
+    ///
+    /// ```swift
+    /// var configuration = SQLite.Database.Configuration(directory: folder, filename: "MyAppData")
+    /// configuration.busyTimeout = 10
+    /// let db = try SQLite.Database(configuration)   // folder/MyAppData.sqlite
+    /// ```
+    public struct Configuration: Sendable, Hashable {
+        /// The folder of the database file; `nil` for a configuration made from a path.
+        public var directory: URL?
+        /// The file name inside ``directory``. A name without an extension gets `.sqlite`.
+        public var filename: String
+        /// How long a statement waits for a lock held by another process before failing with
+        /// ``SQLite/ResultCode/busy``, in seconds. Default: 5.
+        public var busyTimeout: TimeInterval = 5
+        /// The most reader connections opened at once for a file database. Default: 4.
+        public var maximumReaderCount: Int = 4
+        /// Opens the database read-only: every write fails with ``SQLite/ResultCode/readOnly``.
+        public var isReadOnly: Bool = false
+        /// Enforces `FOREIGN KEY` constraints (`PRAGMA foreign_keys`). Default: `true`.
+        public var foreignKeysEnabled: Bool = true
+
+        private var explicitPath: String?
+
+        /// A database file named `filename` in `directory`, which is created when missing.
+        ///
+        /// ```swift
+        /// let configuration = SQLite.Database.Configuration(directory: folder, filename: "MyAppData")
+        /// configuration.path   // "<folder>/MyAppData.sqlite"
+        /// ```
+        ///
+        /// - Parameters:
+        ///   - directory: The folder; by default ``defaultDirectory``.
+        ///   - filename: The file name; by default `database.sqlite`. `.sqlite` is appended to a
+        ///     name without an extension.
+        public init(directory: URL? = nil, filename: String = "database.sqlite") {
+            self.directory = directory ?? Self.defaultDirectory
+            self.filename = filename
+        }
+
+        /// A database at an exact path: a file path, `":memory:"`, or a `file:` URI. Missing
+        /// folders are not created.
+        ///
+        /// ```swift
+        /// let configuration = SQLite.Database.Configuration(path: ":memory:")
+        /// ```
+        public init(path: String) {
+            directory = nil
+            filename = (path as NSString).lastPathComponent
+            explicitPath = path
+        }
+
+        /// The path SQLite opens.
+        public var path: String {
+            if let explicitPath { return explicitPath }
+            let name = (filename as NSString).pathExtension.isEmpty ? filename + ".sqlite" : filename
+            let folder = directory ?? Self.defaultDirectory
+            return folder.appendingPathComponent(name, isDirectory: false).path
+        }
+
+        /// The folder to create before opening, if any.
+        var directoryToCreate: URL? {
+            explicitPath == nil ? (directory ?? Self.defaultDirectory) : nil
+        }
+
+        /// The platform's folder for this program's data:
+        /// `Application Support/<bundle identifier or program name>/` on Apple platforms;
+        /// `$XDG_DATA_HOME/<program name>/` on Linux, or `~/.local/share/<program name>/`
+        /// when `XDG_DATA_HOME` is unset or not absolute.
+        ///
+        /// ```swift
+        /// SQLite.Database.Configuration.defaultDirectory.path   // "/home/me/.local/share/todo"
+        /// ```
+        public static var defaultDirectory: URL {
+            defaultDirectory(environment: ProcessInfo.processInfo.environment, programName: programName)
+        }
+
+        static var programName: String {
+            #if canImport(Darwin)
+            if let identifier = Bundle.main.bundleIdentifier, !identifier.isEmpty { return identifier }
+            #endif
+            let name = ProcessInfo.processInfo.processName
+            return name.isEmpty ? "CodableSQLite" : name
+        }
+
+        static func defaultDirectory(environment: [String: String], programName: String) -> URL {
+            #if canImport(Darwin)
+            let base = FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask).first
+                ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent("Library/Application Support")
+            #else
+            let base: URL
+            if let xdg = environment["XDG_DATA_HOME"], xdg.hasPrefix("/") {
+                base = URL(fileURLWithPath: xdg, isDirectory: true)
+            } else {
+                let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 }
+                    ?? FileManager.default.homeDirectoryForCurrentUser.path
+                base = URL(fileURLWithPath: home, isDirectory: true).appendingPathComponent(".local/share", isDirectory: true)
+            }
+            #endif
+            return base.appendingPathComponent(programName, isDirectory: true)
+        }
+    }
+}

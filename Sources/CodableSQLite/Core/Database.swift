@@ -1,0 +1,247 @@
+import Dispatch
+import Foundation
+
+extension SQLite {
+    /// A connection to an SQLite database, safe to use from any thread or task at once.
+    ///
+    /// ```swift
+    /// let db = try SQLite.Database(path: ":memory:")
+    /// try db.execute(raw: "CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT)")
+    /// try db.write("INSERT INTO t VALUES (:id, :name)", arguments: ["id": .integer(1), "name": .text("a")])
+    /// let rows = try db.read("SELECT * FROM t WHERE id = :id", arguments: ["id": .integer(1)])
+    /// rows[0]["name"] == .text("a")   // true
+    /// ```
+    ///
+    /// A file database runs in WAL mode with one writer connection and up to
+    /// ``Configuration/maximumReaderCount`` reader connections: writes are serialized, reads run
+    /// in parallel, never wait for a write in progress, and see the last committed state.
+    /// An in-memory database uses a single connection for everything.
+    ///
+    /// Calls made on the database from inside ``inTransaction(_:)`` run on that transaction and
+    /// see its uncommitted writes. Every statement is prepared once and cached.
+    public final class Database: @unchecked Sendable {  // connections are only touched under their lock or pool
+        /// The path or URI the database was opened with.
+        public let path: String
+        /// The configuration the database was opened with.
+        public let configuration: Configuration
+
+        let writer: Connection
+        private let writerLock = NSLock()
+        private let readers: ReaderPool?
+        let writerQueue: DispatchQueue
+        let readerQueue: DispatchQueue
+        /// The model tables prepared in this database (see ``Model``).
+        let models = ModelRegistry()
+
+        /// Opens (or creates) the database at `path`: a file path, `":memory:"` for a private
+        /// in-memory database, or a `file:` URI.
+        ///
+        /// ```swift
+        /// let db = try SQLite.Database(path: "/tmp/app.sqlite")
+        /// ```
+        ///
+        /// - Throws: ``SQLite/Error`` with ``SQLite/ResultCode/cannotOpen`` when the file cannot be
+        ///   opened or created (a missing folder, a read-only location), or
+        ///   ``SQLite/ResultCode/notADatabase`` when the file is not an SQLite database.
+        public convenience init(path: String) throws {
+            try self.init(Configuration(path: path))
+        }
+
+        /// Opens (or creates) the database a configuration describes; by default the file
+        /// `database.sqlite` in the platform's data folder for this program
+        /// (see ``Configuration/defaultDirectory``).
+        ///
+        /// ```swift
+        /// let db = try SQLite.Database()
+        /// let custom = try SQLite.Database(SQLite.Database.Configuration(directory: url, filename: "MyAppData"))
+        /// ```
+        public init(_ configuration: Configuration = Configuration()) throws {
+            if let directory = configuration.directoryToCreate {
+                do {
+                    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+                } catch {
+                    throw SQLite.Error(
+                        code: .cannotOpen,
+                        message: "Cannot create the database folder \(directory.path): \(error.localizedDescription)")
+                }
+            }
+            self.configuration = configuration
+            path = configuration.path
+            var options = Connection.Options()
+            options.isReadOnly = configuration.isReadOnly
+            options.busyTimeout = configuration.busyTimeout
+            options.foreignKeysEnabled = configuration.foreignKeysEnabled
+            writer = try Connection(path: path, options: options)
+
+            var usesReaders = false
+            if writer.isFileBacked {
+                if configuration.isReadOnly {
+                    usesReaders = true
+                } else {
+                    let mode = try writer.execute("PRAGMA journal_mode = WAL").first?["journal_mode"]?.stringValue
+                    if mode?.lowercased() == "wal" {
+                        try writer.execute("PRAGMA synchronous = NORMAL")
+                        usesReaders = true
+                    }
+                }
+            }
+            if usesReaders {
+                let readerPath = path
+                options.isQueryOnly = true
+                readers = ReaderPool(maximumCount: configuration.maximumReaderCount) {
+                    try Connection(path: readerPath, options: options)
+                }
+            } else {
+                readers = nil
+            }
+            writerQueue = DispatchQueue(label: "CodableSQLite.writer")
+            readerQueue = DispatchQueue(label: "CodableSQLite.readers", attributes: .concurrent)
+        }
+
+        // MARK: Connections
+
+        /// Runs `body` on the writer connection: inline when this thread already holds it, else
+        /// after taking its lock. A transaction left open by the SQL is rolled back and reported.
+        func withWriter<R>(_ body: (Connection) throws -> R) throws -> R {
+            let held = HeldConnections.current
+            let identifier = ObjectIdentifier(self)
+            if let connection = held.connection(of: identifier), connection === writer {
+                return try body(connection)
+            }
+            writerLock.lock()
+            held.push(writer, of: identifier)
+            defer {
+                held.pop()
+                writerLock.unlock()
+            }
+            return try Self.run(body, on: writer)
+        }
+
+        /// Runs `body` on a connection that sees the last committed state, or, when this thread is
+        /// inside a transaction or already reading, on that same connection.
+        func withReader<R>(_ body: (Connection) throws -> R) throws -> R {
+            let held = HeldConnections.current
+            let identifier = ObjectIdentifier(self)
+            if let connection = held.connection(of: identifier) {
+                return try body(connection)
+            }
+            guard let readers else { return try withWriter(body) }
+            let reader = try readers.acquire()
+            held.push(reader, of: identifier)
+            defer {
+                held.pop()
+                readers.release(reader)
+            }
+            return try Self.run(body, on: reader)
+        }
+
+        /// Runs `body` as a top-level use of `connection`, which must end with no transaction open.
+        private static func run<R>(_ body: (Connection) throws -> R, on connection: Connection) throws -> R {
+            let result: R
+            do {
+                result = try body(connection)
+            } catch {
+                connection.rollbackQuietly()
+                throw error
+            }
+            if !connection.isAutocommit {
+                connection.rollbackQuietly()
+                throw SQLite.Error(
+                    code: .misuse,
+                    message: "The SQL left a transaction open (BEGIN without COMMIT), so it was rolled back; "
+                        + "use inTransaction { … } to group statements")
+            }
+            return result
+        }
+
+        // MARK: Statements
+
+        /// Runs every statement in `sql`, in order, on the writer, and returns the rows of the last one.
+        ///
+        /// ```swift
+        /// try db.execute(raw: """
+        ///     CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT);
+        ///     CREATE INDEX t_name ON t(name);
+        ///     """)
+        /// ```
+        ///
+        /// A failing statement stops the run; earlier statements stay applied unless the call
+        /// is inside ``inTransaction(_:)``.
+        @discardableResult
+        public func execute(raw sql: SQL) throws -> [SQLiteRow] {
+            try withWriter { try $0.execute(sql) }
+        }
+
+        /// Runs one statement that may write, with named arguments, and returns its rows
+        /// (for `RETURNING` clauses).
+        ///
+        /// ```swift
+        /// try db.write("INSERT INTO t VALUES (:id, :name)", arguments: ["id": .integer(1), "name": .text("a")])
+        /// ```
+        @discardableResult
+        public func write(_ sql: SQL, arguments: SQLiteArguments = [:]) throws -> [SQLiteRow] {
+            try withWriter { connection in
+                try connection.withStatement(sql) { statement in
+                    try statement.bind(arguments)
+                    return try statement.rows()
+                }
+            }
+        }
+
+        /// Runs one statement that may write, with positional (`?`) arguments.
+        ///
+        /// ```swift
+        /// try db.write("INSERT INTO t VALUES (?, ?)", arguments: [.integer(2), .text("b")])
+        /// ```
+        @discardableResult
+        public func write(_ sql: SQL, arguments: [SQLite.Value]) throws -> [SQLiteRow] {
+            try withWriter { connection in
+                try connection.withStatement(sql) { statement in
+                    try statement.bind(arguments)
+                    return try statement.rows()
+                }
+            }
+        }
+
+        /// Runs one read-only statement with named arguments and returns its rows.
+        ///
+        /// ```swift
+        /// let rows: [SQLiteRow] = try db.read("SELECT * FROM t WHERE id = :id", arguments: ["id": .integer(1)])
+        /// ```
+        ///
+        /// - Throws: ``SQLite/Error`` with ``SQLite/ResultCode/misuse`` for a statement that writes.
+        public func read(_ sql: SQL, arguments: SQLiteArguments = [:]) throws -> [SQLiteRow] {
+            try withReader { connection in
+                try connection.withStatement(sql) { statement in
+                    try statement.requireReadOnly()
+                    try statement.bind(arguments)
+                    return try statement.rows()
+                }
+            }
+        }
+
+        /// Runs one read-only statement with positional (`?`) arguments and returns its rows.
+        ///
+        /// ```swift
+        /// let rows = try db.read("SELECT ? + ?", arguments: [.integer(1), .integer(2)])
+        /// ```
+        public func read(_ sql: SQL, arguments: [SQLite.Value]) throws -> [SQLiteRow] {
+            try withReader { connection in
+                try connection.withStatement(sql) { statement in
+                    try statement.requireReadOnly()
+                    try statement.bind(arguments)
+                    return try statement.rows()
+                }
+            }
+        }
+    }
+}
+
+extension Statement {
+    /// Rejects statements that write, so `read` behaves the same on every kind of database.
+    func requireReadOnly() throws {
+        if !isReadOnly {
+            throw misuse("read(_:) only runs statements that do not write; use write(_:) or execute(raw:)")
+        }
+    }
+}

@@ -1,0 +1,180 @@
+import CSQLite
+import Foundation
+
+/// A prepared statement, owned by one ``Connection`` and used only while that connection is held.
+///
+/// Statements are cached by their SQL text: parameter names are resolved once per statement,
+/// column names once per compilation (SQLite recompiles a statement after a schema change).
+final class Statement {
+    let handle: OpaquePointer
+    let sql: String
+    /// Whether the statement is executing; a cached statement in use is never handed out twice.
+    var isInUse = false
+
+    private var parameterMap: ParameterMap?
+    private var cachedColumnNames: [String] = []
+    private var cachedColumnsCompilation: Int32 = -1
+
+    init(handle: OpaquePointer, sql: String) {
+        self.handle = handle
+        self.sql = sql
+    }
+
+    deinit {
+        sqlite3_finalize(handle)
+    }
+
+    // MARK: Errors
+
+    /// The error for a failed call on this statement, carrying its SQL.
+    func error(_ resultCode: Int32) -> SQLite.Error {
+        SQLite.Error(connection: sqlite3_db_handle(handle), resultCode: resultCode, sql: sql)
+    }
+
+    /// A misuse error carrying this statement's SQL.
+    func misuse(_ message: String, code: SQLite.ResultCode = .misuse) -> SQLite.Error {
+        SQLite.Error(code: code, message: message, sql: sql)
+    }
+
+    // MARK: Execution
+
+    /// Steps once: `true` when a row is available, `false` when the statement is done.
+    @inline(__always)
+    func step() throws -> Bool {
+        let resultCode = sqlite3_step(handle)
+        if resultCode == SQLITE_ROW { return true }
+        if resultCode == SQLITE_DONE { return false }
+        throw error(resultCode)
+    }
+
+    /// Steps until done, discarding rows.
+    func run() throws {
+        while try step() {}
+    }
+
+    /// Ends the execution so the statement can run again and its read transaction ends.
+    @inline(__always)
+    func reset() {
+        sqlite3_reset(handle)
+    }
+
+    /// Whether the statement leaves the database file unchanged (SELECT, and also BEGIN/COMMIT).
+    var isReadOnly: Bool { sqlite3_stmt_readonly(handle) != 0 }
+
+    // MARK: Columns
+
+    var columnCount: Int32 { sqlite3_column_count(handle) }
+
+    /// The result column names, recomputed only when SQLite recompiled the statement.
+    var columnNames: [String] {
+        let compilation = sqlite3_stmt_status(handle, SQLITE_STMTSTATUS_REPREPARE, 0)
+        if compilation != cachedColumnsCompilation {
+            let count = columnCount
+            cachedColumnNames = (0..<count).map { String(cString: sqlite3_column_name(handle, $0)) }
+            cachedColumnsCompilation = compilation
+        }
+        return cachedColumnNames
+    }
+
+    /// The column's storage class in the current row: `SQLITE_INTEGER`, `SQLITE_FLOAT`…
+    @inline(__always)
+    func type(at column: Int32) -> Int32 { sqlite3_column_type(handle, column) }
+
+    @inline(__always)
+    func int64(at column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
+
+    @inline(__always)
+    func double(at column: Int32) -> Double { sqlite3_column_double(handle, column) }
+
+    /// The column's text; call only when its type is `SQLITE_TEXT` (or to convert deliberately).
+    @inline(__always)
+    func text(at column: Int32) -> String {
+        guard let bytes = sqlite3_column_text(handle, column) else { return "" }
+        let count = Int(sqlite3_column_bytes(handle, column))
+        return String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self)
+    }
+
+    /// Calls `body` with the column's UTF-8 bytes, valid only during the call.
+    @inline(__always)
+    func withUTF8<R>(at column: Int32, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+        let bytes = sqlite3_column_text(handle, column)
+        let count = Int(sqlite3_column_bytes(handle, column))
+        return try body(UnsafeBufferPointer(start: bytes, count: bytes == nil ? 0 : count))
+    }
+
+    /// The column's bytes; a zero-length blob is an empty `Data`.
+    @inline(__always)
+    func data(at column: Int32) -> Data {
+        guard let bytes = sqlite3_column_blob(handle, column) else { return Data() }
+        let count = Int(sqlite3_column_bytes(handle, column))
+        return Data(bytes: bytes, count: count)
+    }
+
+    /// The column as a ``SQLite/Value``.
+    func value(at column: Int32) -> SQLite.Value {
+        switch type(at: column) {
+        case SQLITE_INTEGER: return .integer(int64(at: column))
+        case SQLITE_FLOAT: return .double(double(at: column))
+        case SQLITE_TEXT: return .text(text(at: column))
+        case SQLITE_BLOB: return .data(data(at: column))
+        default: return .null
+        }
+    }
+
+    /// Steps through every row, collecting them as dictionaries (the leftmost of duplicate names wins).
+    func rows() throws -> [SQLiteRow] {
+        var rows: [SQLiteRow] = []
+        let names = columnNames
+        while try step() {
+            var row = SQLiteRow(minimumCapacity: names.count)
+            for (column, name) in names.enumerated() where row[name] == nil {
+                row[name] = value(at: Int32(column))
+            }
+            rows.append(row)
+        }
+        return rows
+    }
+
+    // MARK: Parameters
+
+    /// Named and positional parameters of the statement, resolved once.
+    struct ParameterMap {
+        /// Name without its `:`/`@`/`$` prefix → first parameter index with that name.
+        var indexes: [String: Int32] = [:]
+        /// The same name under several prefixes (`:id` and `@id`): the further indexes.
+        var extraIndexes: [String: [Int32]] = [:]
+        /// Parameters written `?` or `?NNN`.
+        var positionalCount = 0
+        var count: Int32 = 0
+        /// Names as written in the SQL, for error messages.
+        var writtenNames: [String] = []
+    }
+
+    var parameters: ParameterMap {
+        if let parameterMap { return parameterMap }
+        var map = ParameterMap()
+        map.count = sqlite3_bind_parameter_count(handle)
+        if map.count > 0 {
+            for index in 1...map.count {
+                guard let cName = sqlite3_bind_parameter_name(handle, index) else {
+                    map.positionalCount += 1
+                    continue
+                }
+                let written = String(cString: cName)
+                if written.hasPrefix("?") {
+                    map.positionalCount += 1
+                    continue
+                }
+                map.writtenNames.append(written)
+                let name = String(written.dropFirst())
+                if map.indexes[name] == nil {
+                    map.indexes[name] = index
+                } else {
+                    map.extraIndexes[name, default: []].append(index)
+                }
+            }
+        }
+        parameterMap = map
+        return map
+    }
+}

@@ -1,0 +1,76 @@
+import Foundation
+
+/// Where a key path's value lives: a column, or a path inside the JSON a column holds.
+struct ColumnReference: Hashable, Sendable {
+    let column: String
+    /// Property names inside the column's JSON; empty for the column itself.
+    let jsonPath: [String]
+
+    /// `"age"`, or `json_extract("address", '$."city"')`.
+    var sql: String {
+        guard !jsonPath.isEmpty else { return SQLName.quoted(column) }
+        let path = "$" + jsonPath.map { "." + "\"" + $0.replacingOccurrences(of: "\"", with: "\\\"") + "\"" }.joined()
+        return "json_extract(\(SQLName.quoted(column)), \(SQLName.literal(path)))"
+    }
+
+    /// `age` or `address.city`, for messages and index names.
+    var name: String { ([column] + jsonPath).joined(separator: ".") }
+
+    /// The column for a key path of `Root`, found among its stored properties (and, for nested
+    /// values, theirs), once per key path.
+    static func resolve<Root>(_ keyPath: PartialKeyPath<Root>) -> Result<ColumnReference, ModelError> {
+        let key = KeyPathKey(keyPath: keyPath)
+        if let cached = cache.withLock({ $0[key] }) { return cached }
+        let result: Result<ColumnReference, ModelError>
+        if let names = search(Root.self, prefix: nil, names: [], target: keyPath, depth: 0) {
+            result = .success(ColumnReference(column: names[0], jsonPath: Array(names.dropFirst())))
+        } else {
+            result = .failure(ModelError(Root.self, """
+                cannot filter, sort or index on key path \(keyPath): it is not a stored property, or a stored \
+                property of a nested value (computed properties and optional chaining are not stored)
+                """))
+        }
+        cache.withLock { $0[key] = result }
+        return result
+    }
+
+    private struct KeyPathKey: Hashable, @unchecked Sendable {  // key paths are immutable values
+        let keyPath: AnyKeyPath
+    }
+
+    private static let cache = Locked<[KeyPathKey: Result<ColumnReference, ModelError>]>([:])
+
+    private static func search(_ base: Any.Type, prefix: AnyKeyPath?, names: [String], target: AnyKeyPath, depth: Int) -> [String]? {
+        guard let fields = try? storedFields(base) else { return nil }
+        var candidates: [(AnyKeyPath, [String], Any.Type)] = []
+        for field in fields {
+            guard let full = prefix.map({ $0.appending(path: field.keyPath) }) ?? field.keyPath else { continue }
+            let path = names + [field.name]
+            if full == target { return path }
+            if StorageType.of(field.type) == (.untyped, false) { candidates.append((full, path, field.type)) }
+        }
+        guard depth < 4 else { return nil }
+        for (full, path, type) in candidates {
+            if let found = search(type, prefix: full, names: path, target: target, depth: depth + 1) { return found }
+        }
+        return nil
+    }
+
+    private static func storedFields(_ type: Any.Type) throws -> [ModelSchema.Field] {
+        func open<T>(_ type: T.Type) throws -> [ModelSchema.Field] { try ModelSchema.storedFields(of: type) }
+        return try _openExistential(type, do: open)
+    }
+}
+
+/// Quoting for identifiers and literals in generated SQL.
+enum SQLName {
+    /// `"name"`, with inner quotes doubled.
+    static func quoted(_ name: String) -> String {
+        "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+
+    /// `'text'`, with inner quotes doubled.
+    static func literal(_ text: String) -> String {
+        "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
+    }
+}

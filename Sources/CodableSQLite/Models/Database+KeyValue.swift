@@ -1,0 +1,104 @@
+import Foundation
+
+extension SQLite.Database {
+    static let keyValueTable = "codablesqlite_values"
+
+    /// Stores any `Codable` value under a key, replacing what the key held.
+    ///
+    /// ```swift
+    /// try db.store(173813.5345, forKey: "myKey")
+    /// try db.store([MyData(int: 1, date: Date())], forKey: "records")   // arrays of structs too
+    /// ```
+    ///
+    /// Single values are stored as SQLite stores them (a `Double` as REAL), others as JSON text,
+    /// following the same storage rules as columns, so values come back exactly.
+    public func store<T: Encodable>(_ value: T, forKey key: String) throws {
+        let stored = try ValueEncoder.value(for: value, at: .root, options: EncodingOptions())
+        try withWriter { connection in
+            if !models.hasKeyValueTable {
+                try connection.execute(
+                    "CREATE TABLE IF NOT EXISTS \(Self.keyValueTable) (key TEXT PRIMARY KEY NOT NULL, value) WITHOUT ROWID")
+                models.hasKeyValueTable = true
+            }
+            try connection.withStatement(
+                "INSERT INTO \(Self.keyValueTable) (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+            ) { statement in
+                try statement.bind([.text(key), stored])
+                try statement.run()
+            }
+        }
+    }
+
+    /// The value stored under a key, or `nil` when there is none.
+    ///
+    /// ```swift
+    /// let v = try db.value(Double.self, forKey: "myKey")   // 173813.5345
+    /// ```
+    ///
+    /// - Throws: `DecodingError` when the stored value is not a `T`.
+    public func value<T: Decodable>(_ type: T.Type, forKey key: String) throws -> T? {
+        try withReader { connection -> T? in
+            guard try keyValueTableExists(on: connection) else { return nil }
+            return try connection.withStatement("SELECT value FROM \(Self.keyValueTable) WHERE key = ?") { statement in
+                try statement.bind([.text(key)])
+                guard try statement.step() else { return nil }
+                return try RowDecoder(statement: statement, options: DecodingOptions()).decodeRow(T.self)
+            }
+        }
+    }
+
+    /// Removes the value stored under a key, if any.
+    ///
+    /// ```swift
+    /// try db.removeValue(forKey: "myKey")
+    /// ```
+    ///
+    /// - Returns: whether a value was removed.
+    @discardableResult
+    public func removeValue(forKey key: String) throws -> Bool {
+        try withWriter { connection in
+            guard try keyValueTableExists(on: connection) else { return false }
+            try connection.withStatement("DELETE FROM \(Self.keyValueTable) WHERE key = ?") { statement in
+                try statement.bind([.text(key)])
+                try statement.run()
+            }
+            return connection.changes > 0
+        }
+    }
+
+    private func keyValueTableExists(on connection: Connection) throws -> Bool {
+        if models.hasKeyValueTable { return true }
+        let exists = try connection.execute(
+            "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = '\(Self.keyValueTable)'")
+        if !exists.isEmpty { models.hasKeyValueTable = true }
+        return !exists.isEmpty
+    }
+
+    /// Asynchronous ``store(_:forKey:)``.
+    ///
+    /// ```swift
+    /// try await db.store(settings, forKey: "settings")
+    /// ```
+    public func store<T: Encodable & Sendable>(_ value: T, forKey key: String) async throws {
+        try await perform(on: writerQueue) { try self.store(value, forKey: key) }
+    }
+
+    /// Asynchronous ``value(_:forKey:)``.
+    ///
+    /// ```swift
+    /// let settings = try await db.value(Settings.self, forKey: "settings")
+    /// ```
+    public func value<T: Decodable & Sendable>(_ type: T.Type, forKey key: String) async throws -> T? {
+        try await perform(on: readerQueue) { try self.value(type, forKey: key) }
+    }
+
+    /// Asynchronous ``removeValue(forKey:)``.
+    ///
+    /// ```swift
+    /// try await db.removeValue(forKey: "settings")
+    /// ```
+    @discardableResult
+    public func removeValue(forKey key: String) async throws -> Bool {
+        try await perform(on: writerQueue) { try self.removeValue(forKey: key) }
+    }
+}

@@ -1,0 +1,256 @@
+import CSQLite
+import Foundation
+
+extension SQLite.Database {
+    /// Inserts `value`, or updates its row in place when a row has its id (an UPSERT: never a
+    /// delete and re-insert). The table is created on first use and new properties get columns.
+    ///
+    /// ```swift
+    /// try db.save(billy)
+    /// let note = try db.save(Note(id: nil, text: "x"))   // note.id is now assigned
+    /// ```
+    ///
+    /// - Returns: the saved value; for an optional integer id that was `nil`, with the id SQLite assigned.
+    @discardableResult
+    public func save<T: Model>(_ value: T) throws -> T {
+        let table = try tableForWriting(T.self, sample: value)
+        return try withWriter { connection in
+            try saveRow(value, in: table, on: connection, elementIndex: nil)
+        }
+    }
+
+    /// Saves every value in one transaction: all of them or none.
+    ///
+    /// ```swift
+    /// try db.save([alice, bob, carol])
+    /// ```
+    ///
+    /// - Throws: the first failure, after rolling everything back; an ``SQLite/Error`` carries the
+    ///   failing element's ``SQLite/Error/elementIndex``.
+    @discardableResult
+    public func save<T: Model>(_ values: [T]) throws -> [T] {
+        guard let first = values.first else { return [] }
+        let table = try tableForWriting(T.self, sample: first)
+        return try withWriter { connection in
+            try connection.inTransaction {
+                var saved: [T] = []
+                saved.reserveCapacity(values.count)
+                for (index, value) in values.enumerated() {
+                    do {
+                        saved.append(try saveRow(value, in: table, on: connection, elementIndex: index))
+                    } catch var error as SQLite.Error {
+                        error.elementIndex = index
+                        throw error
+                    }
+                }
+                return saved
+            }
+        }
+    }
+
+    private func saveRow<T: Model>(_ value: T, in table: ModelTable, on connection: Connection, elementIndex: Int?) throws -> T {
+        let assignsID = table.schema.assignsID && isNil(value.id)
+        return try connection.withStatement(assignsID ? table.upsertReturning : table.upsert) { statement in
+            let encoder = RowEncoder(statement: statement, options: EncodingOptions())
+            encoder.elementIndex = elementIndex
+            try encoder.encodeRow(value)
+            guard assignsID else {
+                try statement.run()
+                return value
+            }
+            guard try statement.step() else {
+                throw ModelError(T.self, "the database returned no row for the inserted value")
+            }
+            let saved = try RowDecoder(statement: statement, options: DecodingOptions()).decodeRow(T.self)
+            try statement.run()
+            return saved
+        }
+    }
+
+    /// Every saved value of a model type; `[]` before anything was saved.
+    ///
+    /// ```swift
+    /// let everyone: [Person] = try db.get(Person.self)
+    /// ```
+    public func get<T: Model>(_ type: T.Type) throws -> [T] {
+        try get(with: Filter<T>())
+    }
+
+    /// The values a filter matches, in its sort order.
+    ///
+    /// ```swift
+    /// let adults = try db.get(with: Filter(\Person.age, is: .greater(than: 17)).sort(by: \.name))
+    /// ```
+    public func get<T: Model>(with filter: Filter<T>) throws -> [T] {
+        let (clauses, arguments) = try filter.clauses()
+        guard let table = try tableForReading(T.self) else { return [] }
+        return try readModels(T.self, table: table, sql: table.select + clauses, arguments: arguments)
+    }
+
+    /// The value with this id, or `nil`.
+    ///
+    /// ```swift
+    /// let billy: Person? = try db.get(Person.self, id: billyID)
+    /// ```
+    public func get<T: Model>(_ type: T.Type, id: T.ID) throws -> T? {
+        guard let table = try tableForReading(T.self) else { return nil }
+        let key = try ValueEncoder.value(for: id, at: .root, options: EncodingOptions())
+        return try readModels(T.self, table: table, sql: table.selectByID, arguments: [key]).first
+    }
+
+    /// How many values of a model type are saved; 0 before anything was saved.
+    ///
+    /// ```swift
+    /// let n = try db.count(Person.self)
+    /// ```
+    public func count<T: Model>(_ type: T.Type) throws -> Int {
+        try count(with: Filter<T>())
+    }
+
+    /// How many values a filter matches (its limit and page apply).
+    ///
+    /// ```swift
+    /// let m = try db.count(with: Filter(\Person.age, is: .between(15, and: 35)))
+    /// ```
+    public func count<T: Model>(with filter: Filter<T>) throws -> Int {
+        let (clauses, arguments) = try filter.clauses(includingOrderAndLimit: false)
+        guard let table = try tableForReading(T.self) else { return 0 }
+        var sql = table.count + clauses
+        var allArguments = arguments
+        if let paging = filter.paging {
+            sql = "SELECT count(*) FROM (SELECT 1 FROM \(SQLName.quoted(table.schema.table))\(clauses) LIMIT ? OFFSET ?)"
+            allArguments += [.integer(Int64(paging.count)), .integer(Int64(paging.offset))]
+        }
+        let rows = try withReader { connection in
+            try connection.withStatement(sql) { statement in
+                try statement.bind(allArguments)
+                return try statement.step() ? statement.int64(at: 0) : 0
+            }
+        }
+        return Int(rows)
+    }
+
+    /// Deletes the row of `value` (found by id). Deleting a value that is not saved does nothing.
+    ///
+    /// ```swift
+    /// try db.delete(billy)
+    /// ```
+    ///
+    /// - Returns: whether a row was deleted.
+    @discardableResult
+    public func delete<T: Model>(_ value: T) throws -> Bool {
+        try delete(T.self, id: value.id)
+    }
+
+    /// Deletes the row with this id, if any.
+    ///
+    /// ```swift
+    /// try db.delete(Person.self, id: billyID)
+    /// ```
+    ///
+    /// - Returns: whether a row was deleted.
+    @discardableResult
+    public func delete<T: Model>(_ type: T.Type, id: T.ID) throws -> Bool {
+        guard let table = try tableForReading(T.self) else { return false }
+        let key = try ValueEncoder.value(for: id, at: .root, options: EncodingOptions())
+        return try withWriter { connection in
+            try connection.withStatement(table.deleteByID) { statement in
+                try statement.bind([key])
+                try statement.run()
+            }
+            return connection.changes > 0
+        }
+    }
+
+    /// Deletes the rows of several values in one transaction.
+    ///
+    /// ```swift
+    /// try db.delete([alice, bob])
+    /// ```
+    ///
+    /// - Returns: how many rows were deleted.
+    @discardableResult
+    public func delete<T: Model>(_ values: [T]) throws -> Int {
+        guard let table = try tableForReading(T.self) else { return 0 }
+        let keys = try values.map { try ValueEncoder.value(for: $0.id, at: .root, options: EncodingOptions()) }
+        return try withWriter { connection in
+            try connection.inTransaction {
+                var deleted = 0
+                for key in keys {
+                    try connection.withStatement(table.deleteByID) { statement in
+                        try statement.bind([key])
+                        try statement.run()
+                    }
+                    deleted += connection.changes
+                }
+                return deleted
+            }
+        }
+    }
+
+    /// Deletes the values a filter matches (its sort order and limit apply).
+    ///
+    /// ```swift
+    /// try db.delete(with: Filter(\Person.name, is: .equal(to: "Bob")))
+    /// ```
+    ///
+    /// - Returns: how many rows were deleted.
+    @discardableResult
+    public func delete<T: Model>(with filter: Filter<T>) throws -> Int {
+        let (clauses, arguments) = try filter.clauses()
+        guard let table = try tableForReading(T.self) else { return 0 }
+        let name = SQLName.quoted(table.schema.table)
+        let id = SQLName.quoted(table.schema.id.name)
+        let sql = filter.hasOrderOrLimit
+            ? "DELETE FROM \(name) WHERE \(id) IN (SELECT \(id) FROM \(name)\(clauses))"
+            : "DELETE FROM \(name)\(clauses)"
+        return try withWriter { connection in
+            try connection.withStatement(sql) { statement in
+                try statement.bind(arguments)
+                try statement.run()
+            }
+            return connection.changes
+        }
+    }
+
+    /// Decodes model rows, explaining a missing column as a schema change rather than a bare `keyNotFound`.
+    private func readModels<T: Model>(_ type: T.Type, table: ModelTable, sql: String, arguments: [SQLite.Value]) throws -> [T] {
+        do {
+            return try withReader { connection in
+                try connection.withStatement(sql) { statement in
+                    try statement.bind(arguments)
+                    var values: [T] = []
+                    guard try statement.step() else { return values }
+                    let decoder = RowDecoder(statement: statement, options: DecodingOptions())
+                    repeat {
+                        values.append(try decoder.decodeRow(T.self))
+                    } while try statement.step()
+                    return values
+                }
+            }
+        } catch DecodingError.keyNotFound(let key, _) where !table.columns.contains(where: { $0.name == key.stringValue }) {
+            throw ModelError(T.self, """
+                has the property `\(key.stringValue)`, but table \(SQLName.quoted(table.schema.table)) has no such column \
+                and its rows have no value for it. Make the property optional, or add the column with a value for the \
+                existing rows in a migration (SQLite.Migrator).
+                """)
+        }
+    }
+
+    private func isNil<ID>(_ id: ID) -> Bool {
+        (id as? any OptionalValue)?.isNone ?? false
+    }
+}
+
+protocol OptionalValue {
+    var isNone: Bool { get }
+}
+
+extension Optional: OptionalValue {
+    var isNone: Bool { self == nil }
+}
+
+extension Connection {
+    /// Rows changed by the last INSERT, UPDATE or DELETE on this connection.
+    var changes: Int { Int(sqlite3_changes64(handle)) }
+}

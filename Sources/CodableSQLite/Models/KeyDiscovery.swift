@@ -1,0 +1,76 @@
+import Foundation
+
+/// Learns which top-level keys a model encodes, without encoding values, so properties left out
+/// of its `CodingKeys` are not given columns and renamed keys are reported.
+final class KeyDiscovery: Swift.Encoder {
+    private(set) var keys: [String] = []
+    private(set) var encodesKeyedContainer = false
+
+    var codingPath: [any CodingKey] { [] }
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    static func keys<T: Encodable>(of value: T) throws -> (keys: Set<String>, isKeyed: Bool) {
+        let discovery = KeyDiscovery()
+        try value.encode(to: discovery)
+        return (Set(discovery.keys), discovery.encodesKeyedContainer)
+    }
+
+    func record(_ key: some CodingKey) {
+        keys.append(key.stringValue)
+    }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
+        encodesKeyedContainer = true
+        return KeyedEncodingContainer(Recorder<Key>(discovery: self))
+    }
+
+    func unkeyedContainer() -> any UnkeyedEncodingContainer {
+        JSONUnkeyedEncodingContainer(box: JSONArrayBox(), path: .root, options: EncodingOptions())
+    }
+
+    func singleValueContainer() -> any SingleValueEncodingContainer {
+        JSONTreeEncoder(path: .root, options: EncodingOptions())
+    }
+
+    private struct Recorder<Key: CodingKey>: KeyedEncodingContainerProtocol {
+        let discovery: KeyDiscovery
+        var codingPath: [any CodingKey] { [] }
+
+        mutating func encodeNil(forKey key: Key) throws { discovery.record(key) }
+        mutating func encode(_ value: Bool, forKey key: Key) throws { discovery.record(key) }
+        mutating func encode(_ value: String, forKey key: Key) throws { discovery.record(key) }
+        mutating func encode(_ value: Double, forKey key: Key) throws { discovery.record(key) }
+        mutating func encode(_ value: Float, forKey key: Key) throws { discovery.record(key) }
+        mutating func encode(_ value: Int, forKey key: Key) throws { discovery.record(key) }
+        mutating func encode(_ value: Int8, forKey key: Key) throws { discovery.record(key) }
+        mutating func encode(_ value: Int16, forKey key: Key) throws { discovery.record(key) }
+        mutating func encode(_ value: Int32, forKey key: Key) throws { discovery.record(key) }
+        mutating func encode(_ value: Int64, forKey key: Key) throws { discovery.record(key) }
+        mutating func encode(_ value: UInt, forKey key: Key) throws { discovery.record(key) }
+        mutating func encode(_ value: UInt8, forKey key: Key) throws { discovery.record(key) }
+        mutating func encode(_ value: UInt16, forKey key: Key) throws { discovery.record(key) }
+        mutating func encode(_ value: UInt32, forKey key: Key) throws { discovery.record(key) }
+        mutating func encode(_ value: UInt64, forKey key: Key) throws { discovery.record(key) }
+        mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws { discovery.record(key) }
+
+        mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key) -> KeyedEncodingContainer<NestedKey> {
+            discovery.record(key)
+            return KeyedEncodingContainer(JSONKeyedEncodingContainer<NestedKey>(box: JSONObjectBox(), path: .root, options: EncodingOptions()))
+        }
+
+        mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
+            discovery.record(key)
+            return JSONUnkeyedEncodingContainer(box: JSONArrayBox(), path: .root, options: EncodingOptions())
+        }
+
+        mutating func superEncoder() -> any Swift.Encoder {
+            discovery.record(AnyCodingKey.super)
+            return JSONTreeEncoder(path: .root, options: EncodingOptions())
+        }
+
+        mutating func superEncoder(forKey key: Key) -> any Swift.Encoder {
+            discovery.record(key)
+            return JSONTreeEncoder(path: .root, options: EncodingOptions())
+        }
+    }
+}

@@ -1,0 +1,110 @@
+import Foundation
+
+/// A `Codable` type stored one value per row, in a table derived from the type itself.
+///
+/// Conform a plain struct with an `id`; there is nothing else to declare:
+///
+/// ```swift
+/// enum EyeColor: String, Codable { case blue, brown }
+/// struct Person: Codable, UUIDModel {
+///     let id: UUID
+///     var name: String
+///     var age: Int
+///     var nickname: String?
+///     var eyeColor: EyeColor
+/// }
+///
+/// try db.save(Person(id: UUID(), name: "Billy", age: 20, nickname: nil, eyeColor: .brown))
+/// let adults = try db.get(with: Filter(\Person.age, is: .greater(than: 17)))
+/// ```
+///
+/// The table (named ``tableName``) has a column per stored property, named after the property
+/// and typed after it (see <doc:Models>): `NOT NULL` for non-optional properties, the primary key
+/// on `id`. An `id` of type `Int?` or `Int64?` is assigned by SQLite when you save a value whose id
+/// is `nil`. Properties added later become new columns automatically.
+public protocol Model: Codable, Identifiable where ID: Codable {
+    /// The table's name. Default: the type's name, such as `Person`.
+    static var tableName: String { get }
+
+    /// Indexes and uniqueness constraints on properties, created with the table.
+    ///
+    /// ```swift
+    /// static var indexes: [ModelIndex<Person>] { [.index(\.name), .unique(\.email)] }
+    /// ```
+    static var indexes: [ModelIndex<Self>] { get }
+}
+
+extension Model {
+    /// The type's name, such as `Person` (for a generic type, with its arguments: `Box<Int>`).
+    public static var tableName: String { String(describing: Self.self) }
+
+    /// No indexes beyond the primary key.
+    public static var indexes: [ModelIndex<Self>] { [] }
+}
+
+/// A ``Model`` identified by a `UUID`.
+///
+/// ```swift
+/// struct Person: Codable, UUIDModel { let id: UUID; var name: String }
+/// ```
+public protocol UUIDModel: Model where ID == UUID {}
+
+/// An index on one or more properties of a model, declared in ``Model/indexes``.
+///
+/// ```swift
+/// extension Person {
+///     static var indexes: [ModelIndex<Person>] {
+///         [.index(\.age), .unique(\.email), .index(\.lastName, \.firstName), .index(\.address.city)]
+///     }
+/// }
+/// ```
+///
+/// Filters on an indexed property use the index. A property inside a nested value (stored as
+/// JSON) gets an index on its `json_extract` expression, which filters on that path use too.
+public struct ModelIndex<Root: Model>: Sendable {
+    let columns: [Result<ColumnReference, ModelError>]
+    let isUnique: Bool
+
+    /// An index speeding up filters and sorts on these properties, in this order.
+    ///
+    /// ```swift
+    /// .index(\Person.lastName, \Person.firstName)
+    /// ```
+    public static func index(_ keyPaths: PartialKeyPath<Root>...) -> ModelIndex {
+        ModelIndex(columns: keyPaths.map { ColumnReference.resolve($0) }, isUnique: false)
+    }
+
+    /// A uniqueness constraint: saving a second value with the same values throws
+    /// ``SQLite/Error`` with code ``SQLite/ResultCode/constraint``.
+    ///
+    /// ```swift
+    /// .unique(\Person.email)
+    /// ```
+    public static func unique(_ keyPaths: PartialKeyPath<Root>...) -> ModelIndex {
+        ModelIndex(columns: keyPaths.map { ColumnReference.resolve($0) }, isUnique: true)
+    }
+}
+
+/// A failure of the model layer that SQLite did not report: an unsupported model shape, a schema
+/// change that cannot be applied automatically, a filter on something that is not stored.
+///
+/// ```swift
+/// do { try db.save(person) } catch let error as ModelError { print(error.message) }
+/// ```
+public struct ModelError: Error, Hashable, Sendable, CustomStringConvertible, LocalizedError {
+    /// The model type's name.
+    public let model: String
+    /// What went wrong and the way out.
+    public let message: String
+
+    init(_ model: Any.Type, _ message: String) {
+        self.model = String(describing: model)
+        self.message = message
+    }
+
+    /// `Person: <message>`
+    public var description: String { "\(model): \(message)" }
+
+    /// The same text as ``description``.
+    public var errorDescription: String? { description }
+}

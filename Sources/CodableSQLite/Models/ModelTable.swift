@@ -1,0 +1,110 @@
+import Foundation
+
+/// A model's table in one database: its stored columns and the statements the model API runs.
+final class ModelTable: Sendable {
+    let schema: ModelSchema
+    /// The properties stored as columns, in declaration order.
+    let columns: [ModelSchema.Property]
+    /// Whether the table was created or brought up to date for saving (else only read).
+    let isWritable: Bool
+
+    let select: String
+    let selectByID: String
+    let count: String
+    let upsert: String
+    let upsertReturning: String
+    let deleteByID: String
+
+    init(schema: ModelSchema, columns: [ModelSchema.Property], isWritable: Bool) {
+        self.schema = schema
+        self.columns = columns
+        self.isWritable = isWritable
+        let table = SQLName.quoted(schema.table)
+        let id = SQLName.quoted(schema.id.name)
+        let names = columns.map { SQLName.quoted($0.name) }
+        select = "SELECT \(names.joined(separator: ", ")) FROM \(table)"
+        selectByID = select + " WHERE \(id) = ?"
+        count = "SELECT count(*) FROM \(table)"
+        deleteByID = "DELETE FROM \(table) WHERE \(id) = ?"
+        let updates = columns.filter { $0.name != schema.id.name }
+            .map { "\(SQLName.quoted($0.name)) = excluded.\(SQLName.quoted($0.name))" }
+        upsert = "INSERT INTO \(table) (\(names.joined(separator: ", "))) VALUES ("
+            + columns.map { ":" + $0.name }.joined(separator: ", ") + ") ON CONFLICT (\(id)) DO "
+            + (updates.isEmpty ? "NOTHING" : "UPDATE SET " + updates.joined(separator: ", "))
+        upsertReturning = upsert + " RETURNING " + names.joined(separator: ", ")
+    }
+
+    /// `CREATE TABLE` for the columns: typed after the properties, `NOT NULL` (with a zero default,
+    /// which only columns a later version stops writing ever use) for non-optionals, the primary key on id.
+    static func createTable(_ schema: ModelSchema, columns: [ModelSchema.Property]) -> String {
+        let definitions = columns.map { property -> String in
+            let name = SQLName.quoted(property.name)
+            if property.name == schema.id.name {
+                if property.storage == .integer { return "\(name) INTEGER PRIMARY KEY" }
+                return "\(name) \(property.storage.rawValue) PRIMARY KEY NOT NULL".replacingOccurrences(of: "  ", with: " ")
+            }
+            return columnDefinition(property)
+        }
+        return "CREATE TABLE \(SQLName.quoted(schema.table)) (\(definitions.joined(separator: ", ")))"
+    }
+
+    static func columnDefinition(_ property: ModelSchema.Property) -> String {
+        var definition = SQLName.quoted(property.name)
+        if property.storage != .untyped { definition += " " + property.storage.rawValue }
+        if !property.isOptional { definition += " NOT NULL DEFAULT " + property.storage.zeroDefault }
+        return definition
+    }
+
+    static func createIndexes<T: Model>(for type: T.Type, schema: ModelSchema) throws -> [String] {
+        try T.indexes.map { index in
+            let columns = try index.columns.map { try $0.get() }
+            let name = ([schema.table] + columns.map(\.name) + [index.isUnique ? "unique" : "index"]).joined(separator: "_")
+            return "CREATE \(index.isUnique ? "UNIQUE " : "")INDEX IF NOT EXISTS \(SQLName.quoted(name)) ON "
+                + "\(SQLName.quoted(schema.table)) (\(columns.map(\.sql).joined(separator: ", ")))"
+        }
+    }
+}
+
+/// The columns of an existing table, from `PRAGMA table_info`.
+struct ExistingColumn {
+    let name: String
+    let declaredType: String
+    let isNotNull: Bool
+    let hasDefault: Bool
+    let isPrimaryKey: Bool
+
+    static func read(_ table: String, on connection: Connection) throws -> [String: ExistingColumn] {
+        try connection.withStatement("SELECT name, type, \"notnull\", dflt_value IS NOT NULL, pk FROM pragma_table_info(?)") { statement in
+            try statement.bind([.text(table)])
+            var columns: [String: ExistingColumn] = [:]
+            while try statement.step() {
+                let column = ExistingColumn(
+                    name: statement.text(at: 0), declaredType: statement.text(at: 1), isNotNull: statement.int64(at: 2) != 0,
+                    hasDefault: statement.int64(at: 3) != 0, isPrimaryKey: statement.int64(at: 4) != 0)
+                columns[column.name] = column
+            }
+            return columns
+        }
+    }
+
+    /// SQLite's type affinity for a declared type (https://www.sqlite.org/datatype3.html#affinity_name_examples).
+    var affinity: StorageType? {
+        let type = declaredType.uppercased()
+        if type.contains("INT") { return .integer }
+        if type.contains("CHAR") || type.contains("CLOB") || type.contains("TEXT") { return .text }
+        if type.contains("BLOB") || type.isEmpty { return .untyped }
+        if type.contains("REAL") || type.contains("FLOA") || type.contains("DOUB") { return .real }
+        return nil  // NUMERIC
+    }
+
+    /// Whether values of `storage` keep their type in this column.
+    func accepts(_ storage: StorageType) -> Bool {
+        guard let affinity else { return storage == .integer || storage == .real || storage == .untyped }
+        switch (storage, affinity) {
+        case (.untyped, _), (_, .untyped): return true
+        case (.integer, .integer), (.integer, .real), (.real, .real), (.real, .integer): return true
+        case (.text, .text), (.blob, .blob): return true
+        default: return false
+        }
+    }
+}

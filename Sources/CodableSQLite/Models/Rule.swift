@@ -1,0 +1,135 @@
+import Foundation
+
+/// A condition on one property's value, for ``Filter``. The value must have the property's type.
+///
+/// ```swift
+/// Filter(\Person.age, is: .greater(than: 17))
+/// Filter(\Person.name, is: .equal(to: "Bob"))          // exact, case-sensitive
+/// Filter(\Person.nickname, is: .notEqual(to: nil))     // IS NOT NULL
+/// Filter(\Person.eyeColor, is: .in([.blue, .brown]))
+/// Filter(\Person.name, is: .hasPrefix("Bi"))
+/// ```
+public struct Rule<Value>: Sendable {
+    let condition: Result<Condition, ModelError>
+
+    init(_ make: () throws -> Condition) {
+        do {
+            condition = .success(try make())
+        } catch let error as EncodingError {
+            var message = "\(error)"
+            if case .invalidValue(_, let context) = error { message = context.debugDescription }
+            condition = .failure(ModelError(Value.self, message))
+        } catch {
+            condition = .failure(ModelError(Value.self, "\(error)"))
+        }
+    }
+
+    static func stored<V: Encodable>(_ value: V) throws -> SQLite.Value {
+        try ValueEncoder.value(for: value, at: .root, options: EncodingOptions())
+    }
+}
+
+extension Rule where Value: Encodable {
+    /// Equal to `value`; `nil` matches NULL. Strings compare exactly.
+    public static func equal(to value: Value) -> Rule { Rule { .equal(try stored(value)) } }
+    /// Not equal to `value`, as in Swift: a `nil` property is not equal to a non-nil value, and
+    /// `.notEqual(to: nil)` matches every non-NULL value.
+    public static func notEqual(to value: Value) -> Rule { Rule { .notEqual(try stored(value)) } }
+    /// Greater than `value`, in SQLite's order (numbers by value, text by bytes, dates chronologically).
+    public static func greater(than value: Value) -> Rule { Rule { .compare(">", try stored(value)) } }
+    /// Greater than or equal to `value`.
+    public static func greaterOrEqual(to value: Value) -> Rule { Rule { .compare(">=", try stored(value)) } }
+    /// Less than `value`.
+    public static func less(than value: Value) -> Rule { Rule { .compare("<", try stored(value)) } }
+    /// Less than or equal to `value`.
+    public static func lessOrEqual(to value: Value) -> Rule { Rule { .compare("<=", try stored(value)) } }
+    /// Between `lower` and `upper`, both included.
+    public static func between(_ lower: Value, and upper: Value) -> Rule {
+        Rule { .between(try stored(lower), try stored(upper)) }
+    }
+    /// Equal to one of `values` (`nil` in the list matches NULL). An empty list matches nothing.
+    public static func `in`(_ values: [Value]) -> Rule { Rule { .member(try values.map { try stored($0) }, negated: false) } }
+    /// Equal to none of `values`, as in Swift (`nil` is not in `[1, 2]`). An empty list matches everything.
+    public static func notIn(_ values: [Value]) -> Rule { Rule { .member(try values.map { try stored($0) }, negated: true) } }
+}
+
+extension Rule where Value: _StringFilterValue {
+    /// Text starting with `prefix`, case-sensitively.
+    public static func hasPrefix(_ prefix: String) -> Rule { Rule { .glob(Condition.globEscaped(prefix) + "*") } }
+    /// Text ending with `suffix`, case-sensitively.
+    public static func hasSuffix(_ suffix: String) -> Rule { Rule { .glob("*" + Condition.globEscaped(suffix)) } }
+    /// Text containing `text`, case-sensitively.
+    public static func contains(_ text: String) -> Rule { Rule { .glob("*" + Condition.globEscaped(text) + "*") } }
+    /// SQL `LIKE`: `%` matches any run of characters, `_` any one; ASCII letters match either case.
+    public static func like(_ pattern: String) -> Rule { Rule { .like(pattern) } }
+}
+
+/// `String` and `String?`: the property types text rules (`hasPrefix`, `contains`, `like`…) apply to.
+public protocol _StringFilterValue {}
+extension String: _StringFilterValue {}
+extension Optional: _StringFilterValue where Wrapped == String {}
+
+/// A compiled rule: SQL with positional arguments.
+enum Condition: Sendable {
+    case equal(SQLite.Value)
+    case notEqual(SQLite.Value)
+    case compare(String, SQLite.Value)
+    case between(SQLite.Value, SQLite.Value)
+    case member([SQLite.Value], negated: Bool)
+    case glob(String)
+    case like(String)
+
+    func sql(_ column: String, _ arguments: inout [SQLite.Value]) -> String {
+        switch self {
+        case .equal(.null):
+            return "\(column) IS NULL"
+        case .equal(let value):
+            arguments.append(value)
+            return "\(column) = ?"
+        case .notEqual(.null):
+            return "\(column) IS NOT NULL"
+        case .notEqual(let value):
+            arguments.append(value)
+            return "\(column) IS NOT ?"
+        case .compare(let comparison, let value):
+            arguments.append(value)
+            return "\(column) \(comparison) ?"
+        case .between(let lower, let upper):
+            arguments += [lower, upper]
+            return "\(column) BETWEEN ? AND ?"
+        case .member(let values, let negated):
+            let hasNull = values.contains(.null)
+            let others = values.filter { !$0.isNull }
+            arguments += others
+            let list = others.isEmpty ? nil : "\(column) \(negated ? "NOT IN" : "IN") (" + Array(repeating: "?", count: others.count).joined(separator: ", ") + ")"
+            switch (negated, hasNull, list) {
+            case (false, false, nil): return "0"
+            case (false, false, let list?): return list
+            case (false, true, nil): return "\(column) IS NULL"
+            case (false, true, let list?): return "(\(list) OR \(column) IS NULL)"
+            case (true, false, nil): return "1"
+            case (true, false, let list?): return "(\(column) IS NULL OR \(list))"
+            case (true, true, nil): return "\(column) IS NOT NULL"
+            case (true, true, let list?): return "(\(column) IS NOT NULL AND \(list))"
+            }
+        case .glob(let pattern):
+            arguments.append(.text(pattern))
+            return "\(column) GLOB ?"
+        case .like(let pattern):
+            arguments.append(.text(pattern))
+            return "\(column) LIKE ?"
+        }
+    }
+
+    /// Text matched literally by GLOB: `*`, `?` and `[` wrapped in brackets.
+    static func globEscaped(_ text: String) -> String {
+        var escaped = ""
+        for character in text {
+            switch character {
+            case "*", "?", "[": escaped += "[\(character)]"
+            default: escaped.append(character)
+            }
+        }
+        return escaped
+    }
+}
