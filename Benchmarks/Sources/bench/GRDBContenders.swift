@@ -24,8 +24,8 @@ final class GRDBHandWritten: Contender {
 
     struct Record: FetchableRecord, PersistableRecord {
         static let databaseTableName = "item"
-        nonisolated(unsafe) static let jsonEncoder = JSONEncoder()
-        nonisolated(unsafe) static let jsonDecoder = JSONDecoder()
+        static let jsonEncoder = JSONEncoder()
+        static let jsonDecoder = JSONDecoder()
         var item: Item
 
         init(_ item: Item) {

@@ -99,7 +99,7 @@ struct Checksum: Equatable, CustomStringConvertible {
         mix(item.isCompleted ? 1 : 2)
         mix(UInt64(item.priority))
         mix(UInt64(bitPattern: Int64((item.score * 1000).rounded())))
-        mix(text: item.uuid.uuidString)
+        withUnsafeBytes(of: item.uuid.uuid) { for byte in $0 { mix(UInt64(byte)) } }
         for tag in item.tags { mix(text: tag) }
         mix(UInt64(item.tags.count))
         mix(Self.milliseconds(item.createdAt))

@@ -24,6 +24,8 @@ struct Settings {
     var repetitions = 5
     var warmups = 1
     var kinds = DatabaseKind.allCases
+    /// For profiling: run only these contenders.
+    var contenderNames: Set<String> = []
 
     mutating func parse(_ arguments: [String]) throws {
         var iterator = arguments.makeIterator()
@@ -42,13 +44,16 @@ struct Settings {
             case "--rows": rows = try number(after: argument)
             case "--lookups": lookups = try number(after: argument)
             case "--repetitions": repetitions = try number(after: argument)
+            case "--contender":
+                guard let name = iterator.next() else { throw BenchmarkError.verification("--contender needs a name") }
+                contenderNames.insert(name)
             case "--only":
                 guard let name = iterator.next(), let kind = DatabaseKind(rawValue: name) else {
                     throw BenchmarkError.verification("--only needs file or memory")
                 }
                 kinds = [kind]
             default:
-                throw BenchmarkError.verification("unknown option \(argument); use --quick, --rows N, --lookups N, --repetitions N, --only file|memory")
+                throw BenchmarkError.verification("unknown option \(argument); use --quick, --rows N, --lookups N, --repetitions N, --only file|memory, --contender NAME")
             }
         }
     }
@@ -86,7 +91,8 @@ struct Runner {
             let measured = repetition >= settings.warmups
             for kind in settings.kinds {
                 // Rotate the order each repetition so no contender always runs first.
-                let order = contenders.indices.map { contenders[($0 + repetition) % contenders.count] }
+                let selected = settings.contenderNames.isEmpty ? contenders : contenders.filter { settings.contenderNames.contains($0.name) }
+                let order = selected.indices.map { selected[($0 + repetition) % selected.count] }
                 for contender in order {
                     let path = kind == .memory ? ":memory:" : folder.appendingPathComponent("\(contender.name)-\(repetition).sqlite").path
                     try autoreleasepool(invoking: {

@@ -6,7 +6,7 @@ import GRDBSQLite
 //   swift run -c release --package-path Benchmarks bench            full run (100,000 items)
 //   swift run -c release --package-path Benchmarks bench --quick    smoke run (10,000 items)
 //
-// Options: --rows N, --lookups N, --repetitions N, --only file|memory
+// Options: --rows N, --lookups N, --repetitions N, --only file|memory, --contender NAME (repeatable)
 
 var settings = Settings()
 do {

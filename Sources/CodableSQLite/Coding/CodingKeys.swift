@@ -54,7 +54,7 @@ final class CodingPath: Sendable {
     }
 
     /// The path plus `key`, as an array.
-    func keys(appending key: (some CodingKey)?) -> [any CodingKey] {
+    func keys(appending key: (any CodingKey)?) -> [any CodingKey] {
         var keys = self.keys
         if let key { keys.append(key) }
         return keys

@@ -59,19 +59,19 @@ final class ColumnDecoder: Swift.Decoder, SingleValueDecodingContainer {
     // MARK: SingleValueDecodingContainer
 
     func decodeNil() -> Bool { row.statement.type(at: column) == SQLITE_NULL }
-    func decode(_ type: Bool.Type) throws -> Bool { try row.decodeBool(column: column, key: key) }
-    func decode(_ type: String.Type) throws -> String { try row.decodeString(column: column, key: key) }
-    func decode(_ type: Double.Type) throws -> Double { try row.decodeFloat(type, column: column, key: key) }
-    func decode(_ type: Float.Type) throws -> Float { try row.decodeFloat(type, column: column, key: key) }
-    func decode(_ type: Int.Type) throws -> Int { try row.decodeInteger(type, column: column, key: key) }
-    func decode(_ type: Int8.Type) throws -> Int8 { try row.decodeInteger(type, column: column, key: key) }
-    func decode(_ type: Int16.Type) throws -> Int16 { try row.decodeInteger(type, column: column, key: key) }
-    func decode(_ type: Int32.Type) throws -> Int32 { try row.decodeInteger(type, column: column, key: key) }
-    func decode(_ type: Int64.Type) throws -> Int64 { try row.decodeInteger(type, column: column, key: key) }
-    func decode(_ type: UInt.Type) throws -> UInt { try row.decodeInteger(type, column: column, key: key) }
-    func decode(_ type: UInt8.Type) throws -> UInt8 { try row.decodeInteger(type, column: column, key: key) }
-    func decode(_ type: UInt16.Type) throws -> UInt16 { try row.decodeInteger(type, column: column, key: key) }
-    func decode(_ type: UInt32.Type) throws -> UInt32 { try row.decodeInteger(type, column: column, key: key) }
-    func decode(_ type: UInt64.Type) throws -> UInt64 { try row.decodeInteger(type, column: column, key: key) }
-    func decode<T: Decodable>(_ type: T.Type) throws -> T { try row.decodeValue(type, column: column, key: key) }
+    func decode(_ type: Bool.Type) throws -> Bool { try row.decodeBool(column: column, key: { self.key }) }
+    func decode(_ type: String.Type) throws -> String { try row.decodeString(column: column, key: { self.key }) }
+    func decode(_ type: Double.Type) throws -> Double { try row.decodeFloat(type, column: column, key: { self.key }) }
+    func decode(_ type: Float.Type) throws -> Float { try row.decodeFloat(type, column: column, key: { self.key }) }
+    func decode(_ type: Int.Type) throws -> Int { try row.decodeInteger(type, column: column, key: { self.key }) }
+    func decode(_ type: Int8.Type) throws -> Int8 { try row.decodeInteger(type, column: column, key: { self.key }) }
+    func decode(_ type: Int16.Type) throws -> Int16 { try row.decodeInteger(type, column: column, key: { self.key }) }
+    func decode(_ type: Int32.Type) throws -> Int32 { try row.decodeInteger(type, column: column, key: { self.key }) }
+    func decode(_ type: Int64.Type) throws -> Int64 { try row.decodeInteger(type, column: column, key: { self.key }) }
+    func decode(_ type: UInt.Type) throws -> UInt { try row.decodeInteger(type, column: column, key: { self.key }) }
+    func decode(_ type: UInt8.Type) throws -> UInt8 { try row.decodeInteger(type, column: column, key: { self.key }) }
+    func decode(_ type: UInt16.Type) throws -> UInt16 { try row.decodeInteger(type, column: column, key: { self.key }) }
+    func decode(_ type: UInt32.Type) throws -> UInt32 { try row.decodeInteger(type, column: column, key: { self.key }) }
+    func decode(_ type: UInt64.Type) throws -> UInt64 { try row.decodeInteger(type, column: column, key: { self.key }) }
+    func decode<T: Decodable>(_ type: T.Type) throws -> T { try row.decodeValue(type, column: column, key: { self.key }) }
 }

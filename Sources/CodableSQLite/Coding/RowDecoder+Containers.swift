@@ -27,43 +27,43 @@ struct RowKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtocol
         decoder.statement.type(at: try column(key)) == SQLITE_NULL
     }
 
-    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try decoder.decodeBool(column: try column(key), key: key) }
-    func decode(_ type: String.Type, forKey key: Key) throws -> String { try decoder.decodeString(column: try column(key), key: key) }
-    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try decoder.decodeFloat(type, column: try column(key), key: key) }
-    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try decoder.decodeFloat(type, column: try column(key), key: key) }
-    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try decoder.decodeInteger(type, column: try column(key), key: key) }
-    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try decoder.decodeInteger(type, column: try column(key), key: key) }
-    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try decoder.decodeInteger(type, column: try column(key), key: key) }
-    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try decoder.decodeInteger(type, column: try column(key), key: key) }
-    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try decoder.decodeInteger(type, column: try column(key), key: key) }
-    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try decoder.decodeInteger(type, column: try column(key), key: key) }
-    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try decoder.decodeInteger(type, column: try column(key), key: key) }
-    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try decoder.decodeInteger(type, column: try column(key), key: key) }
-    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try decoder.decodeInteger(type, column: try column(key), key: key) }
-    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try decoder.decodeInteger(type, column: try column(key), key: key) }
+    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try decoder.decodeBool(column: try column(key), key: { AnyCodingKey(key) }) }
+    func decode(_ type: String.Type, forKey key: Key) throws -> String { try decoder.decodeString(column: try column(key), key: { AnyCodingKey(key) }) }
+    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try decoder.decodeFloat(type, column: try column(key), key: { AnyCodingKey(key) }) }
+    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try decoder.decodeFloat(type, column: try column(key), key: { AnyCodingKey(key) }) }
+    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try decoder.decodeInteger(type, column: try column(key), key: { AnyCodingKey(key) }) }
+    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try decoder.decodeInteger(type, column: try column(key), key: { AnyCodingKey(key) }) }
+    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try decoder.decodeInteger(type, column: try column(key), key: { AnyCodingKey(key) }) }
+    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try decoder.decodeInteger(type, column: try column(key), key: { AnyCodingKey(key) }) }
+    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try decoder.decodeInteger(type, column: try column(key), key: { AnyCodingKey(key) }) }
+    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try decoder.decodeInteger(type, column: try column(key), key: { AnyCodingKey(key) }) }
+    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try decoder.decodeInteger(type, column: try column(key), key: { AnyCodingKey(key) }) }
+    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try decoder.decodeInteger(type, column: try column(key), key: { AnyCodingKey(key) }) }
+    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try decoder.decodeInteger(type, column: try column(key), key: { AnyCodingKey(key) }) }
+    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try decoder.decodeInteger(type, column: try column(key), key: { AnyCodingKey(key) }) }
 
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
-        try decoder.decodeValue(type, column: try column(key), key: key)
+        try decoder.decodeValue(type, column: try column(key), key: { AnyCodingKey(key) })
     }
 
     // A missing column or NULL decodes nil, with a single lookup.
-    func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? { try presentColumn(key).map { try decoder.decodeBool(column: $0, key: key) } }
-    func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? { try presentColumn(key).map { try decoder.decodeString(column: $0, key: key) } }
-    func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? { try presentColumn(key).map { try decoder.decodeFloat(type, column: $0, key: key) } }
-    func decodeIfPresent(_ type: Float.Type, forKey key: Key) throws -> Float? { try presentColumn(key).map { try decoder.decodeFloat(type, column: $0, key: key) } }
-    func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? { try presentColumn(key).map { try decoder.decodeInteger(type, column: $0, key: key) } }
-    func decodeIfPresent(_ type: Int8.Type, forKey key: Key) throws -> Int8? { try presentColumn(key).map { try decoder.decodeInteger(type, column: $0, key: key) } }
-    func decodeIfPresent(_ type: Int16.Type, forKey key: Key) throws -> Int16? { try presentColumn(key).map { try decoder.decodeInteger(type, column: $0, key: key) } }
-    func decodeIfPresent(_ type: Int32.Type, forKey key: Key) throws -> Int32? { try presentColumn(key).map { try decoder.decodeInteger(type, column: $0, key: key) } }
-    func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? { try presentColumn(key).map { try decoder.decodeInteger(type, column: $0, key: key) } }
-    func decodeIfPresent(_ type: UInt.Type, forKey key: Key) throws -> UInt? { try presentColumn(key).map { try decoder.decodeInteger(type, column: $0, key: key) } }
-    func decodeIfPresent(_ type: UInt8.Type, forKey key: Key) throws -> UInt8? { try presentColumn(key).map { try decoder.decodeInteger(type, column: $0, key: key) } }
-    func decodeIfPresent(_ type: UInt16.Type, forKey key: Key) throws -> UInt16? { try presentColumn(key).map { try decoder.decodeInteger(type, column: $0, key: key) } }
-    func decodeIfPresent(_ type: UInt32.Type, forKey key: Key) throws -> UInt32? { try presentColumn(key).map { try decoder.decodeInteger(type, column: $0, key: key) } }
-    func decodeIfPresent(_ type: UInt64.Type, forKey key: Key) throws -> UInt64? { try presentColumn(key).map { try decoder.decodeInteger(type, column: $0, key: key) } }
+    func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? { try presentColumn(key).map { try decoder.decodeBool(column: $0, key: { AnyCodingKey(key) }) } }
+    func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? { try presentColumn(key).map { try decoder.decodeString(column: $0, key: { AnyCodingKey(key) }) } }
+    func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? { try presentColumn(key).map { try decoder.decodeFloat(type, column: $0, key: { AnyCodingKey(key) }) } }
+    func decodeIfPresent(_ type: Float.Type, forKey key: Key) throws -> Float? { try presentColumn(key).map { try decoder.decodeFloat(type, column: $0, key: { AnyCodingKey(key) }) } }
+    func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? { try presentColumn(key).map { try decoder.decodeInteger(type, column: $0, key: { AnyCodingKey(key) }) } }
+    func decodeIfPresent(_ type: Int8.Type, forKey key: Key) throws -> Int8? { try presentColumn(key).map { try decoder.decodeInteger(type, column: $0, key: { AnyCodingKey(key) }) } }
+    func decodeIfPresent(_ type: Int16.Type, forKey key: Key) throws -> Int16? { try presentColumn(key).map { try decoder.decodeInteger(type, column: $0, key: { AnyCodingKey(key) }) } }
+    func decodeIfPresent(_ type: Int32.Type, forKey key: Key) throws -> Int32? { try presentColumn(key).map { try decoder.decodeInteger(type, column: $0, key: { AnyCodingKey(key) }) } }
+    func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? { try presentColumn(key).map { try decoder.decodeInteger(type, column: $0, key: { AnyCodingKey(key) }) } }
+    func decodeIfPresent(_ type: UInt.Type, forKey key: Key) throws -> UInt? { try presentColumn(key).map { try decoder.decodeInteger(type, column: $0, key: { AnyCodingKey(key) }) } }
+    func decodeIfPresent(_ type: UInt8.Type, forKey key: Key) throws -> UInt8? { try presentColumn(key).map { try decoder.decodeInteger(type, column: $0, key: { AnyCodingKey(key) }) } }
+    func decodeIfPresent(_ type: UInt16.Type, forKey key: Key) throws -> UInt16? { try presentColumn(key).map { try decoder.decodeInteger(type, column: $0, key: { AnyCodingKey(key) }) } }
+    func decodeIfPresent(_ type: UInt32.Type, forKey key: Key) throws -> UInt32? { try presentColumn(key).map { try decoder.decodeInteger(type, column: $0, key: { AnyCodingKey(key) }) } }
+    func decodeIfPresent(_ type: UInt64.Type, forKey key: Key) throws -> UInt64? { try presentColumn(key).map { try decoder.decodeInteger(type, column: $0, key: { AnyCodingKey(key) }) } }
 
     func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
-        try presentColumn(key).map { try decoder.decodeValue(type, column: $0, key: key) }
+        try presentColumn(key).map { try decoder.decodeValue(type, column: $0, key: { AnyCodingKey(key) }) }
     }
 
     func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
@@ -124,24 +124,24 @@ struct RowUnkeyedDecodingContainer: UnkeyedDecodingContainer {
         return true
     }
 
-    mutating func decode(_ type: Bool.Type) throws -> Bool { let decoder = self.decoder; return try next(type) { try decoder.decodeBool(column: $0, key: $1) } }
-    mutating func decode(_ type: String.Type) throws -> String { let decoder = self.decoder; return try next(type) { try decoder.decodeString(column: $0, key: $1) } }
-    mutating func decode(_ type: Double.Type) throws -> Double { let decoder = self.decoder; return try next(type) { try decoder.decodeFloat(type, column: $0, key: $1) } }
-    mutating func decode(_ type: Float.Type) throws -> Float { let decoder = self.decoder; return try next(type) { try decoder.decodeFloat(type, column: $0, key: $1) } }
-    mutating func decode(_ type: Int.Type) throws -> Int { let decoder = self.decoder; return try next(type) { try decoder.decodeInteger(type, column: $0, key: $1) } }
-    mutating func decode(_ type: Int8.Type) throws -> Int8 { let decoder = self.decoder; return try next(type) { try decoder.decodeInteger(type, column: $0, key: $1) } }
-    mutating func decode(_ type: Int16.Type) throws -> Int16 { let decoder = self.decoder; return try next(type) { try decoder.decodeInteger(type, column: $0, key: $1) } }
-    mutating func decode(_ type: Int32.Type) throws -> Int32 { let decoder = self.decoder; return try next(type) { try decoder.decodeInteger(type, column: $0, key: $1) } }
-    mutating func decode(_ type: Int64.Type) throws -> Int64 { let decoder = self.decoder; return try next(type) { try decoder.decodeInteger(type, column: $0, key: $1) } }
-    mutating func decode(_ type: UInt.Type) throws -> UInt { let decoder = self.decoder; return try next(type) { try decoder.decodeInteger(type, column: $0, key: $1) } }
-    mutating func decode(_ type: UInt8.Type) throws -> UInt8 { let decoder = self.decoder; return try next(type) { try decoder.decodeInteger(type, column: $0, key: $1) } }
-    mutating func decode(_ type: UInt16.Type) throws -> UInt16 { let decoder = self.decoder; return try next(type) { try decoder.decodeInteger(type, column: $0, key: $1) } }
-    mutating func decode(_ type: UInt32.Type) throws -> UInt32 { let decoder = self.decoder; return try next(type) { try decoder.decodeInteger(type, column: $0, key: $1) } }
-    mutating func decode(_ type: UInt64.Type) throws -> UInt64 { let decoder = self.decoder; return try next(type) { try decoder.decodeInteger(type, column: $0, key: $1) } }
+    mutating func decode(_ type: Bool.Type) throws -> Bool { let decoder = self.decoder; return try next(type) { column, key in try decoder.decodeBool(column: column, key: { key }) } }
+    mutating func decode(_ type: String.Type) throws -> String { let decoder = self.decoder; return try next(type) { column, key in try decoder.decodeString(column: column, key: { key }) } }
+    mutating func decode(_ type: Double.Type) throws -> Double { let decoder = self.decoder; return try next(type) { column, key in try decoder.decodeFloat(type, column: column, key: { key }) } }
+    mutating func decode(_ type: Float.Type) throws -> Float { let decoder = self.decoder; return try next(type) { column, key in try decoder.decodeFloat(type, column: column, key: { key }) } }
+    mutating func decode(_ type: Int.Type) throws -> Int { let decoder = self.decoder; return try next(type) { column, key in try decoder.decodeInteger(type, column: column, key: { key }) } }
+    mutating func decode(_ type: Int8.Type) throws -> Int8 { let decoder = self.decoder; return try next(type) { column, key in try decoder.decodeInteger(type, column: column, key: { key }) } }
+    mutating func decode(_ type: Int16.Type) throws -> Int16 { let decoder = self.decoder; return try next(type) { column, key in try decoder.decodeInteger(type, column: column, key: { key }) } }
+    mutating func decode(_ type: Int32.Type) throws -> Int32 { let decoder = self.decoder; return try next(type) { column, key in try decoder.decodeInteger(type, column: column, key: { key }) } }
+    mutating func decode(_ type: Int64.Type) throws -> Int64 { let decoder = self.decoder; return try next(type) { column, key in try decoder.decodeInteger(type, column: column, key: { key }) } }
+    mutating func decode(_ type: UInt.Type) throws -> UInt { let decoder = self.decoder; return try next(type) { column, key in try decoder.decodeInteger(type, column: column, key: { key }) } }
+    mutating func decode(_ type: UInt8.Type) throws -> UInt8 { let decoder = self.decoder; return try next(type) { column, key in try decoder.decodeInteger(type, column: column, key: { key }) } }
+    mutating func decode(_ type: UInt16.Type) throws -> UInt16 { let decoder = self.decoder; return try next(type) { column, key in try decoder.decodeInteger(type, column: column, key: { key }) } }
+    mutating func decode(_ type: UInt32.Type) throws -> UInt32 { let decoder = self.decoder; return try next(type) { column, key in try decoder.decodeInteger(type, column: column, key: { key }) } }
+    mutating func decode(_ type: UInt64.Type) throws -> UInt64 { let decoder = self.decoder; return try next(type) { column, key in try decoder.decodeInteger(type, column: column, key: { key }) } }
 
     mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
         let decoder = self.decoder
-        return try next(type) { try decoder.decodeValue(type, column: $0, key: $1) }
+        return try next(type) { column, key in try decoder.decodeValue(type, column: column, key: { key }) }
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {

@@ -1,53 +1,84 @@
 import CSQLite
 import Foundation
 
-/// The `Swift.Decoder` that reads a row straight from a prepared statement.
-///
-/// Column names are mapped to coding keys once per statement; lookups are then remembered in
-/// the order the type decodes its keys, which is the same for every row, so a row costs one
-/// string comparison per key and no dictionary.
-final class RowDecoder: Swift.Decoder {
-    let statement: Statement
-    let context: DecodingContext
-    /// The row's index when decoding an array, first in every coding path.
-    var rowIndex: Int?
+/// Column lookups for one statement, kept on the statement between calls so a decode call does
+/// not rebuild them.
+final class ColumnPlan {
+    let columnNames: [String]
+    let columnByKey: [String: Int32]
+    /// The statement compilation and key strategy the plan was made for.
+    let compilation: Int32
+    let strategy: Int
+    /// Keys in the order the decoded type asks for them, with their columns (-1: none).
+    var lookups: [(key: String, column: Int32)] = []
 
-    let columnCount: Int32
-    private let columnByKey: [String: Int32]
-    private struct Lookup {
-        let key: String
-        let column: Int32  // -1: no such column
-    }
-    private var lookups: [Lookup] = []
-    private var lookupCursor = 0
-
-    init(statement: Statement, options: DecodingOptions) {
-        self.statement = statement
-        let names = statement.columnNames
-        context = DecodingContext(options: options, sql: statement.sql, columnNames: names)
-        columnCount = Int32(names.count)
+    init(statement: Statement, options: DecodingOptions, strategy: Int) {
+        compilation = statement.compilation
+        self.strategy = strategy
+        columnNames = statement.columnNames
         var columnByKey: [String: Int32] = [:]
-        for (column, name) in names.enumerated() {
+        for (column, name) in columnNames.enumerated() {
             let key = options.convertsKeys ? options.keyName(for: name, at: .root) : name
             if columnByKey[key] == nil { columnByKey[key] = Int32(column) }  // leftmost wins
         }
         self.columnByKey = columnByKey
     }
 
+    /// The plan cached on `statement` for these options, made when missing or stale.
+    static func plan(for statement: Statement, options: DecodingOptions) -> ColumnPlan {
+        let strategy: Int?
+        switch options.keyStrategy {
+        case .useDefaultKeys: strategy = 0
+        case .convertFromSnakeCase: strategy = 1
+        case .custom: strategy = nil  // closures cannot be compared: never shared
+        }
+        if let strategy, let plan = statement.columnPlan, plan.strategy == strategy, plan.compilation == statement.compilation {
+            return plan
+        }
+        let plan = ColumnPlan(statement: statement, options: options, strategy: strategy ?? -1)
+        if strategy != nil { statement.columnPlan = plan }
+        return plan
+    }
+}
+
+/// The `Swift.Decoder` that reads a row straight from a prepared statement.
+///
+/// Coding keys are resolved to column indexes once per statement (see ``ColumnPlan``); lookups are
+/// remembered in the order the type decodes its keys, which is the same for every row, so a
+/// row costs about one string comparison per key.
+final class RowDecoder: Swift.Decoder {
+    let statement: Statement
+    let options: DecodingOptions
+    private let plan: ColumnPlan
+    private var lookupCursor = 0
+    /// The row's index when decoding an array, first in every coding path.
+    var rowIndex: Int?
+    let columnCount: Int32
+
+    init(statement: Statement, options: DecodingOptions) {
+        self.statement = statement
+        self.options = options
+        plan = ColumnPlan.plan(for: statement, options: options)
+        columnCount = Int32(plan.columnNames.count)
+    }
+
+    /// What error messages and JSON decoding need; made on first use.
+    private(set) lazy var context = DecodingContext(options: options, sql: statement.sql, columnNames: plan.columnNames)
+
     var codingPath: [any CodingKey] { rowIndex.map { [AnyCodingKey(intValue: $0)] } ?? [] }
-    var userInfo: [CodingUserInfoKey: Any] { context.options.codingUserInfo }
+    var userInfo: [CodingUserInfoKey: Any] { options.codingUserInfo }
 
     var basePath: CodingPath {
         rowIndex.map { CodingPath.root.appending(index: $0) } ?? .root
     }
 
     /// The coding keys the columns stand for, for `allKeys`.
-    var columnKeys: [String] { Array(columnByKey.keys) }
+    var columnKeys: [String] { Array(plan.columnByKey.keys) }
 
     func decodeRow<T: Decodable>(_ type: T.Type) throws -> T {
         lookupCursor = 0
         if isStoredDirectly(T.self) {
-            return try decodeValue(T.self, column: try singleColumn(for: T.self), key: nil as AnyCodingKey?)
+            return try decodeValue(T.self, column: try singleColumn(for: T.self), key: { nil })
         }
         return try T(from: self)
     }
@@ -74,8 +105,8 @@ final class RowDecoder: Swift.Decoder {
             throw DecodingError.typeMismatch(type, DecodingError.Context(
                 codingPath: codingPath,
                 debugDescription: "Expected to decode \(type) from a single column but the row has \(columnCount) columns "
-                    + "(\(context.columnNames.joined(separator: ", "))); select one column, or decode a type with "
-                    + "a property per column. SQL: \(context.sql)"))
+                    + "(\(plan.columnNames.joined(separator: ", "))); select one column, or decode a type with "
+                    + "a property per column. SQL: \(statement.sql)"))
         }
         return 0
     }
@@ -84,19 +115,25 @@ final class RowDecoder: Swift.Decoder {
     @inline(__always)
     func column(for key: some CodingKey) -> Int32? {
         let name = key.stringValue
+        let lookups = plan.lookups
         if lookupCursor < lookups.count, lookups[lookupCursor].key == name {
             let column = lookups[lookupCursor].column
             lookupCursor += 1
             return column < 0 ? nil : column
         }
-        let column = columnByKey[name]
-        let lookup = Lookup(key: name, column: column ?? -1)
-        if lookupCursor < lookups.count {
-            lookups[lookupCursor] = lookup
-        } else {
-            lookups.append(lookup)
+        return slowColumn(for: name)
+    }
+
+    /// A key met out of the usual order: look it up among the known keys, else in the column map.
+    private func slowColumn(for name: String) -> Int32? {
+        if let index = plan.lookups.firstIndex(where: { $0.key == name }) {
+            lookupCursor = index + 1
+            let column = plan.lookups[index].column
+            return column < 0 ? nil : column
         }
-        lookupCursor += 1
+        let column = plan.columnByKey[name]
+        plan.lookups.append((name, column ?? -1))
+        lookupCursor = plan.lookups.count
         return column
     }
 
@@ -104,16 +141,21 @@ final class RowDecoder: Swift.Decoder {
         .keyNotFound(key, DecodingError.Context(
             codingPath: codingPath,
             debugDescription: "No value associated with key \"\(key.stringValue)\": the result has no column "
-                + "\"\(key.stringValue)\" (columns: \(context.columnNames.joined(separator: ", ")); SQL: \(context.sql))."))
+                + "\"\(key.stringValue)\" (columns: \(plan.columnNames.joined(separator: ", ")); SQL: \(statement.sql))."))
     }
 
     // MARK: Reading columns
+    //
+    // `key` gives the coding key of the value being read, only when an error needs it: keyed
+    // containers pass their key, unkeyed ones the index, single values nothing. (A closure rather
+    // than a generic optional key: the containers run unspecialized for the caller's key type, and
+    // asking the runtime for `Optional<Key>` metadata on every value is measurably slow.)
 
-    private func path(_ key: (some CodingKey)?) -> [any CodingKey] {
-        basePath.keys(appending: key)
+    private func path(_ key: () -> AnyCodingKey?) -> [any CodingKey] {
+        basePath.keys(appending: key())
     }
 
-    private func unexpected(_ type: Any.Type, column: Int32, key: (some CodingKey)?) -> DecodingError {
+    private func unexpected(_ type: Any.Type, column: Int32, key: () -> AnyCodingKey?) -> DecodingError {
         let storageClass = statement.type(at: column)
         if storageClass == SQLITE_NULL {
             return DecodingFailure.valueNotFound(type, found: "NULL", path: path(key), location: context.location(column: column))
@@ -123,8 +165,16 @@ final class RowDecoder: Swift.Decoder {
             location: context.location(column: column))
     }
 
+    private func doesNotFit(_ number: String, _ type: Any.Type, column: Int32, key: () -> AnyCodingKey?) -> DecodingError {
+        DecodingFailure.numberDoesNotFit(number, type, path: path(key), location: context.location(column: column))
+    }
+
+    private func corrupted(_ description: String, column: Int32, key: () -> AnyCodingKey?) -> DecodingError {
+        DecodingFailure.dataCorrupted(description, path: path(key), location: context.location(column: column))
+    }
+
     /// INTEGER or REAL: zero is false, anything else true.
-    func decodeBool<K: CodingKey>(column: Int32, key: K?) throws -> Bool {
+    func decodeBool(column: Int32, key: () -> AnyCodingKey?) throws -> Bool {
         switch statement.type(at: column) {
         case SQLITE_INTEGER: return statement.int64(at: column) != 0
         case SQLITE_FLOAT: return statement.double(at: column) != 0
@@ -133,29 +183,29 @@ final class RowDecoder: Swift.Decoder {
     }
 
     /// INTEGER, or REAL holding a whole number, that fits the type exactly.
-    func decodeInteger<I: FixedWidthInteger, K: CodingKey>(_ type: I.Type, column: Int32, key: K?) throws -> I {
+    func decodeInteger<I: FixedWidthInteger>(_ type: I.Type, column: Int32, key: () -> AnyCodingKey?) throws -> I {
         switch statement.type(at: column) {
         case SQLITE_INTEGER:
             let value = statement.int64(at: column)
             if let integer = I(exactly: value) { return integer }
-            throw DecodingFailure.numberDoesNotFit(String(value), I.self, path: path(key), location: context.location(column: column))
+            throw doesNotFit(String(value), I.self, column: column, key: key)
         case SQLITE_FLOAT:
             let value = statement.double(at: column)
             if let integer = I(exactly: value) { return integer }
-            throw DecodingFailure.numberDoesNotFit(String(value), I.self, path: path(key), location: context.location(column: column))
+            throw doesNotFit(String(value), I.self, column: column, key: key)
         default:
             throw unexpected(I.self, column: column, key: key)
         }
     }
 
     /// REAL or INTEGER; a finite REAL too large for `Float` is an error.
-    func decodeFloat<F: BinaryFloatingPoint, K: CodingKey>(_ type: F.Type, column: Int32, key: K?) throws -> F {
+    func decodeFloat<F: BinaryFloatingPoint>(_ type: F.Type, column: Int32, key: () -> AnyCodingKey?) throws -> F {
         switch statement.type(at: column) {
         case SQLITE_FLOAT:
             let value = statement.double(at: column)
             let converted = F(value)
             if converted.isInfinite && value.isFinite {
-                throw DecodingFailure.numberDoesNotFit(String(value), F.self, path: path(key), location: context.location(column: column))
+                throw doesNotFit(String(value), F.self, column: column, key: key)
             }
             return converted
         case SQLITE_INTEGER:
@@ -165,67 +215,68 @@ final class RowDecoder: Swift.Decoder {
         }
     }
 
-    func decodeString<K: CodingKey>(column: Int32, key: K?) throws -> String {
+    func decodeString(column: Int32, key: () -> AnyCodingKey?) throws -> String {
         guard statement.type(at: column) == SQLITE_TEXT else { throw unexpected(String.self, column: column, key: key) }
         return statement.text(at: column)
     }
 
     /// Any `Decodable`: the types SQLite stores directly by their own rule, else through a
     /// ``ColumnDecoder`` (single values read the column, containers read its JSON).
-    func decodeValue<T: Decodable, K: CodingKey>(_ type: T.Type, column: Int32, key: K?) throws -> T {
-        if T.self == Date.self, let date = try decodeDate(column: column, key: key) as? T {
-            return date
-        } else if T.self == UUID.self, let uuid = try decodeUUID(column: column, key: key) as? T {
-            return uuid
+    func decodeValue<T: Decodable>(_ type: T.Type, column: Int32, key: () -> AnyCodingKey?) throws -> T {
+        if T.self == Date.self {
+            return identityCast(try decodeDate(column: column, key: key), to: T.self)
+        } else if T.self == UUID.self {
+            return identityCast(try decodeUUID(column: column, key: key), to: T.self)
+        } else if T.self == [String].self, statement.type(at: column) == SQLITE_TEXT,
+                  let strings = statement.withUTF8(at: column, JSONParser.parseStringArray) {
+            return identityCast(strings, to: T.self)
         } else if T.self == Data.self {
             guard statement.type(at: column) == SQLITE_BLOB else { throw unexpected(Data.self, column: column, key: key) }
-            if let data = statement.data(at: column) as? T { return data }
+            return identityCast(statement.data(at: column), to: T.self)
         } else if T.self == URL.self {
             let text = try decodeString(column: column, key: key)
             guard let url = URL(string: text) else {
-                throw DecodingFailure.dataCorrupted(
-                    "Invalid URL string \"\(DecodingFailure.preview(text))\"", path: path(key), location: context.location(column: column))
+                throw corrupted("Invalid URL string \"\(DecodingFailure.preview(text))\"", column: column, key: key)
             }
-            if let url = url as? T { return url }
-        } else if T.self == Decimal.self, let decimal = try decodeDecimal(column: column, key: key) as? T {
-            return decimal
+            return identityCast(url, to: T.self)
+        } else if T.self == Decimal.self {
+            return identityCast(try decodeDecimal(column: column, key: key), to: T.self)
         }
-        return try T(from: ColumnDecoder(row: self, column: column, key: key.map(AnyCodingKey.init)))
+        return try T(from: ColumnDecoder(row: self, column: column, key: key()))
     }
 
-    private func decodeUUID<K: CodingKey>(column: Int32, key: K?) throws -> UUID {
+    private func decodeUUID(column: Int32, key: () -> AnyCodingKey?) throws -> UUID {
         switch statement.type(at: column) {
         case SQLITE_TEXT:
             if let uuid = statement.withUTF8(at: column, ValueParsing.uuid) { return uuid }
-            throw DecodingFailure.dataCorrupted(
+            throw corrupted(
                 "Attempted to decode UUID from invalid UUID string \"\(DecodingFailure.preview(statement.text(at: column)))\"",
-                path: path(key), location: context.location(column: column))
+                column: column, key: key)
         case SQLITE_BLOB:
             if let uuid = ValueParsing.uuid(blob: statement.data(at: column)) { return uuid }
-            throw DecodingFailure.dataCorrupted(
+            throw corrupted(
                 "Attempted to decode UUID from a \(sqlite3_column_bytes(statement.handle, column))-byte blob; a UUID blob has 16 bytes",
-                path: path(key), location: context.location(column: column))
+                column: column, key: key)
         default:
             throw unexpected(UUID.self, column: column, key: key)
         }
     }
 
-    private func decodeDecimal<K: CodingKey>(column: Int32, key: K?) throws -> Decimal {
+    private func decodeDecimal(column: Int32, key: () -> AnyCodingKey?) throws -> Decimal {
         switch statement.type(at: column) {
         case SQLITE_TEXT:
             let text = statement.text(at: column)
             if let decimal = ValueParsing.decimal(text) { return decimal }
-            throw DecodingFailure.dataCorrupted(
-                "Text \"\(DecodingFailure.preview(text))\" is not a decimal number", path: path(key), location: context.location(column: column))
+            throw corrupted("Text \"\(DecodingFailure.preview(text))\" is not a decimal number", column: column, key: key)
         case SQLITE_INTEGER: return Decimal(statement.int64(at: column))
         case SQLITE_FLOAT: return Decimal(statement.double(at: column))
         default: throw unexpected(Decimal.self, column: column, key: key)
         }
     }
 
-    private func decodeDate<K: CodingKey>(column: Int32, key: K?) throws -> Date {
+    private func decodeDate(column: Int32, key: () -> AnyCodingKey?) throws -> Date {
         let storageClass = statement.type(at: column)
-        switch context.options.dateStrategy {
+        switch options.dateStrategy {
         case .iso8601:
             switch storageClass {
             case SQLITE_TEXT:
@@ -245,11 +296,18 @@ final class RowDecoder: Swift.Decoder {
         case .formatted(let formatter):
             let text = try decodeString(column: column, key: key)
             if let date = formatter.date(from: text) { return date }
-            throw DecodingFailure.dataCorrupted(
-                "Date string \"\(DecodingFailure.preview(text))\" does not match format expected by formatter",
-                path: path(key), location: context.location(column: column))
+            throw corrupted(
+                "Date string \"\(DecodingFailure.preview(text))\" does not match format expected by formatter", column: column, key: key)
         case .custom(let decode):
-            return try decode(ColumnDecoder(row: self, column: column, key: key.map(AnyCodingKey.init)))
+            return try decode(ColumnDecoder(row: self, column: column, key: key()))
         }
     }
+}
+
+/// `value` as `T` when the caller has checked that `T` is `U` (`T.self == U.self`): the identity,
+/// without the dynamic cast (and its `Optional<T>` metadata) that `as? T` would cost in
+/// unspecialized generic code.
+@inline(__always)
+func identityCast<U, T>(_ value: U, to type: T.Type) -> T {
+    unsafeBitCast(value, to: T.self)
 }

@@ -6,7 +6,7 @@ struct RowKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtocol
 
     var codingPath: [any CodingKey] { encoder.codingPath }
 
-    private func path(_ key: Key) -> [any CodingKey] { encoder.basePath.keys(appending: key) }
+    private func path(_ key: Key) -> [any CodingKey] { encoder.basePath.keys(appending: AnyCodingKey(key)) }
 
     mutating func encodeNil(forKey key: Key) throws {
         guard let target = try encoder.target(for: key, value: Optional<Int>.none as Any) else { return }

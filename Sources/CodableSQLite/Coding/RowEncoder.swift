@@ -7,23 +7,50 @@ struct ParameterTarget {
     let extraIndexes: [Int32]?
 }
 
+/// Parameter lookups for one statement, kept on the statement between calls.
+final class ParameterPlan {
+    let strategy: Int
+    let ignoresUnusedProperties: Bool
+    /// Keys in the order values encode them, with their parameters (`nil`: none, ignored).
+    var lookups: [(key: String, target: ParameterTarget?)] = []
+
+    init(strategy: Int, ignoresUnusedProperties: Bool) {
+        self.strategy = strategy
+        self.ignoresUnusedProperties = ignoresUnusedProperties
+    }
+
+    /// The plan cached on `statement` for these options, made when missing.
+    static func plan(for statement: Statement, options: EncodingOptions) -> ParameterPlan {
+        let strategy: Int?
+        switch options.keyStrategy {
+        case .useDefaultKeys: strategy = 0
+        case .convertToSnakeCase: strategy = 1
+        case .custom: strategy = nil  // closures cannot be compared: never shared
+        }
+        if let strategy, let plan = statement.parameterPlan, plan.strategy == strategy,
+           plan.ignoresUnusedProperties == options.ignoresUnusedProperties {
+            return plan
+        }
+        let plan = ParameterPlan(strategy: strategy ?? -1, ignoresUnusedProperties: options.ignoresUnusedProperties)
+        if strategy != nil { statement.parameterPlan = plan }
+        return plan
+    }
+}
+
 /// The `Swift.Encoder` that binds one value's properties straight to a prepared statement.
 ///
-/// Parameter indexes are resolved once per statement: lookups are remembered in the order the
-/// value encodes its keys, which is the same for every row, so a row costs one string comparison
-/// per key. Nested containers become JSON text, bound once `encode(to:)` returns.
+/// Parameter indexes are resolved once per statement (see ``ParameterPlan``): lookups are
+/// remembered in the order values encode their keys, so a row costs about one string comparison
+/// per key, even when nil optionals skip some. Nested containers become JSON text, bound once
+/// `encode(to:)` returns.
 final class RowEncoder: Swift.Encoder {
     let statement: Statement
     let options: EncodingOptions
+    private let plan: ParameterPlan
+    private var lookupCursor = 0
     /// The index of the array element being encoded, first in every coding path.
     var elementIndex: Int?
 
-    private struct Lookup {
-        let key: String
-        let target: ParameterTarget?
-    }
-    private var lookups: [Lookup] = []
-    private var lookupCursor = 0
     private var nextPositionalIndex: Int32 = 1
     private var pendingJSON: [(target: ParameterTarget, node: JSONNode)] = []
     /// An error found where Codable does not let us throw (nested container requests).
@@ -32,6 +59,7 @@ final class RowEncoder: Swift.Encoder {
     init(statement: Statement, options: EncodingOptions) {
         self.statement = statement
         self.options = options
+        plan = ParameterPlan.plan(for: statement, options: options)
     }
 
     var codingPath: [any CodingKey] { basePath.keys }
@@ -46,7 +74,7 @@ final class RowEncoder: Swift.Encoder {
         statement.clearBindings()
         lookupCursor = 0
         nextPositionalIndex = 1
-        pendingJSON.removeAll(keepingCapacity: true)
+        if !pendingJSON.isEmpty { pendingJSON.removeAll(keepingCapacity: true) }
         deferredError = nil
         try encodeTopLevel(value)
         if let deferredError { throw deferredError }
@@ -78,11 +106,21 @@ final class RowEncoder: Swift.Encoder {
     // MARK: Parameters
 
     /// The parameter for `key`, or `nil` when it has none and unused properties are ignored.
+    @inline(__always)
     func target(for key: some CodingKey, value: @autoclosure () -> Any) throws -> ParameterTarget? {
         let name = key.stringValue
-        if lookupCursor < lookups.count, lookups[lookupCursor].key == name {
+        if lookupCursor < plan.lookups.count, plan.lookups[lookupCursor].key == name {
             lookupCursor += 1
-            return lookups[lookupCursor - 1].target
+            return plan.lookups[lookupCursor - 1].target
+        }
+        return try slowTarget(name: name, key: key, value: value)
+    }
+
+    /// A key met out of the usual order (a nil optional was skipped) or for the first time.
+    private func slowTarget(name: String, key: any CodingKey, value: () -> Any) throws -> ParameterTarget? {
+        if let index = plan.lookups.firstIndex(where: { $0.key == name }) {
+            lookupCursor = index + 1
+            return plan.lookups[index].target
         }
         let parameterName = options.name(for: key, at: basePath)
         let parameters = statement.parameters
@@ -99,13 +137,8 @@ final class RowEncoder: Swift.Encoder {
                 debugDescription: "The SQL has no parameter :\(parameterName) for key \"\(name)\" (\(known)); "
                     + "add :\(parameterName) to the SQL, or set ignoresUnusedProperties to skip it. SQL: \(statement.sql)"))
         }
-        let lookup = Lookup(key: name, target: target)
-        if lookupCursor < lookups.count {
-            lookups[lookupCursor] = lookup
-        } else {
-            lookups.append(lookup)
-        }
-        lookupCursor += 1
+        plan.lookups.append((name, target))
+        lookupCursor = plan.lookups.count
         return target
     }
 

@@ -16,15 +16,18 @@ final class ValueEncoder: Swift.Encoder, SingleValueEncodingContainer {
 
     /// The stored form of `value`.
     static func value<T: Encodable>(for value: T, at path: CodingPath, options: EncodingOptions) throws -> SQLite.Value {
-        if T.self == Date.self, let date = value as? Date {
-            return try dateValue(date, at: path, options: options)
-        } else if T.self == UUID.self, let uuid = value as? UUID {
-            return .text(uuid.uuidString)
-        } else if T.self == Data.self, let data = value as? Data {
-            return .data(data)
-        } else if T.self == URL.self, let url = value as? URL {
-            return .text(url.absoluteString)
-        } else if T.self == Decimal.self, let decimal = value as? Decimal {
+        if T.self == Date.self {
+            return try dateValue(identityCast(value, to: Date.self), at: path, options: options)
+        } else if T.self == UUID.self {
+            return .text(ValueParsing.text(of: identityCast(value, to: UUID.self)))
+        } else if T.self == [String].self {
+            return .text(JSONNode.text(of: identityCast(value, to: [String].self)))
+        } else if T.self == Data.self {
+            return .data(identityCast(value, to: Data.self))
+        } else if T.self == URL.self {
+            return .text(identityCast(value, to: URL.self).absoluteString)
+        } else if T.self == Decimal.self {
+            let decimal = identityCast(value, to: Decimal.self)
             guard !decimal.isNaN else {
                 throw EncodingError.invalidValue(decimal, EncodingError.Context(
                     codingPath: path.keys, debugDescription: "Unable to store Decimal NaN in SQLite."))

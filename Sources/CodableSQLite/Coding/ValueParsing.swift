@@ -67,3 +67,26 @@ enum ValueParsing {
         return Decimal(string: text, locale: Locale(identifier: "en_US_POSIX"))
     }
 }
+
+extension ValueParsing {
+    private static let hexDigits: [UInt8] = Array("0123456789ABCDEF".utf8)
+
+    /// `uuidString`'s text (upper case, with dashes), without the per-byte `snprintf` Foundation uses.
+    static func text(of uuid: UUID) -> String {
+        withUnsafeBytes(of: uuid.uuid) { bytes in
+            String(unsafeUninitializedCapacity: 36) { buffer in
+                var output = 0
+                for index in 0..<16 {
+                    if index == 4 || index == 6 || index == 8 || index == 10 {
+                        buffer[output] = UInt8(ascii: "-")
+                        output += 1
+                    }
+                    buffer[output] = hexDigits[Int(bytes[index] >> 4)]
+                    buffer[output + 1] = hexDigits[Int(bytes[index] & 0x0F)]
+                    output += 2
+                }
+                return 36
+            }
+        }
+    }
+}

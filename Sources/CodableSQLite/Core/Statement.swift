@@ -12,6 +12,10 @@ final class Statement {
     var isInUse = false
 
     private var parameterMap: ParameterMap?
+    /// Column lookups of the last decode, reused while the statement is not recompiled.
+    var columnPlan: ColumnPlan?
+    /// Parameter lookups of the last encode.
+    var parameterPlan: ParameterPlan?
     private var cachedColumnNames: [String] = []
     private var cachedColumnsCompilation: Int32 = -1
 
@@ -65,9 +69,13 @@ final class Statement {
 
     var columnCount: Int32 { sqlite3_column_count(handle) }
 
+    /// How many times SQLite recompiled the statement (after schema changes): cached column
+    /// information is valid for one compilation.
+    var compilation: Int32 { sqlite3_stmt_status(handle, SQLITE_STMTSTATUS_REPREPARE, 0) }
+
     /// The result column names, recomputed only when SQLite recompiled the statement.
     var columnNames: [String] {
-        let compilation = sqlite3_stmt_status(handle, SQLITE_STMTSTATUS_REPREPARE, 0)
+        let compilation = self.compilation
         if compilation != cachedColumnsCompilation {
             let count = columnCount
             cachedColumnNames = (0..<count).map { String(cString: sqlite3_column_name(handle, $0)) }

@@ -92,3 +92,18 @@ final class JSONObjectBox {
 final class JSONReferenceBox {
     var node: JSONNode?
 }
+
+extension JSONNode {
+    /// The JSON text of an array of strings, written directly (the common `[String]` column).
+    static func text(of strings: [String]) -> String {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(2 + strings.reduce(0) { $0 + $1.utf8.count + 3 })
+        bytes.append(UInt8(ascii: "["))
+        for (offset, string) in strings.enumerated() {
+            if offset > 0 { bytes.append(UInt8(ascii: ",")) }
+            writeString(string, to: &bytes)
+        }
+        bytes.append(UInt8(ascii: "]"))
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}

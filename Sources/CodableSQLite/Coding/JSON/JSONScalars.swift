@@ -39,8 +39,8 @@ enum JSONScalars {
 
     /// Any `Decodable` from a JSON value, with the same special types as columns.
     static func value<T: Decodable>(_ type: T.Type, _ value: JSONValue, path: CodingPath, context: DecodingContext, column: Int32) throws -> T {
-        if T.self == Date.self, let date = try self.date(value, path: path, context: context, column: column) as? T {
-            return date
+        if T.self == Date.self {
+            return identityCast(try date(value, path: path, context: context, column: column), to: T.self)
         } else if T.self == UUID.self {
             let text = try string(value, path: path, context: context, column: column)
             var utf8 = text
@@ -49,21 +49,21 @@ enum JSONScalars {
                     "Attempted to decode UUID from invalid UUID string \"\(DecodingFailure.preview(text))\"",
                     path: path.keys, location: context.jsonLocation(column: column))
             }
-            if let uuid = uuid as? T { return uuid }
+            return identityCast(uuid, to: T.self)
         } else if T.self == URL.self {
             let text = try string(value, path: path, context: context, column: column)
             guard let url = URL(string: text) else {
                 throw DecodingFailure.dataCorrupted(
                     "Invalid URL string \"\(DecodingFailure.preview(text))\"", path: path.keys, location: context.jsonLocation(column: column))
             }
-            if let url = url as? T { return url }
+            return identityCast(url, to: T.self)
         } else if T.self == Data.self {
             let text = try string(value, path: path, context: context, column: column)
             guard let data = Data(base64Encoded: text) else {
                 throw DecodingFailure.dataCorrupted(
                     "Encountered Data is not valid Base64", path: path.keys, location: context.jsonLocation(column: column))
             }
-            if let data = data as? T { return data }
+            return identityCast(data, to: T.self)
         } else if T.self == Decimal.self {
             let text: String
             switch value {
@@ -75,7 +75,7 @@ enum JSONScalars {
                 throw DecodingFailure.dataCorrupted(
                     "Text \"\(DecodingFailure.preview(text))\" is not a decimal number", path: path.keys, location: context.jsonLocation(column: column))
             }
-            if let decimal = decimal as? T { return decimal }
+            return identityCast(decimal, to: T.self)
         }
         return try T(from: JSONTreeDecoder(value: value, path: path, context: context, column: column))
     }

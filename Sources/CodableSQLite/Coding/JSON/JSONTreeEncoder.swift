@@ -24,15 +24,16 @@ final class JSONTreeEncoder: Swift.Encoder, SingleValueEncodingContainer {
 
     /// The JSON for any value; something that encodes nothing is an empty object, as in JSONEncoder.
     static func node<T: Encodable>(for value: T, at path: CodingPath, options: EncodingOptions) throws -> JSONNode {
-        if T.self == Date.self, let date = value as? Date {
-            return try dateNode(date, at: path, options: options)
-        } else if T.self == UUID.self, let uuid = value as? UUID {
-            return .string(uuid.uuidString)
-        } else if T.self == URL.self, let url = value as? URL {
-            return .string(url.absoluteString)
-        } else if T.self == Data.self, let data = value as? Data {
-            return .string(data.base64EncodedString())
-        } else if T.self == Decimal.self, let decimal = value as? Decimal {
+        if T.self == Date.self {
+            return try dateNode(identityCast(value, to: Date.self), at: path, options: options)
+        } else if T.self == UUID.self {
+            return .string(ValueParsing.text(of: identityCast(value, to: UUID.self)))
+        } else if T.self == URL.self {
+            return .string(identityCast(value, to: URL.self).absoluteString)
+        } else if T.self == Data.self {
+            return .string(identityCast(value, to: Data.self).base64EncodedString())
+        } else if T.self == Decimal.self {
+            let decimal = identityCast(value, to: Decimal.self)
             guard !decimal.isNaN else {
                 throw EncodingError.invalidValue(decimal, EncodingError.Context(
                     codingPath: path.keys, debugDescription: "Unable to encode Decimal NaN directly in JSON."))

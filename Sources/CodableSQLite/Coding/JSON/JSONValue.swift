@@ -50,6 +50,37 @@ struct JSONParser {
         return value
     }
 
+    /// A JSON array of strings parsed straight into `[String]` (the common `[String]` column), or
+    /// `nil` for anything else, which the general parser then reports precisely.
+    static func parseStringArray(_ bytes: UnsafeBufferPointer<UInt8>) -> [String]? {
+        var parser = JSONParser(bytes: bytes, position: bytes.startIndex)
+        parser.skipWhitespace()
+        guard parser.peek() == UInt8(ascii: "[") else { return nil }
+        parser.position += 1
+        var strings: [String] = []
+        parser.skipWhitespace()
+        if parser.peek() == UInt8(ascii: "]") {
+            parser.position += 1
+        } else {
+            while true {
+                parser.skipWhitespace()
+                guard parser.peek() == UInt8(ascii: "\""), let string = try? parser.parseString() else { return nil }
+                strings.append(string)
+                parser.skipWhitespace()
+                if parser.peek() == UInt8(ascii: ",") {
+                    parser.position += 1
+                } else if parser.peek() == UInt8(ascii: "]") {
+                    parser.position += 1
+                    break
+                } else {
+                    return nil
+                }
+            }
+        }
+        parser.skipWhitespace()
+        return parser.position == bytes.endIndex ? strings : nil
+    }
+
     private init(bytes: UnsafeBufferPointer<UInt8>, position: Int) {
         self.bytes = bytes
         self.position = position
