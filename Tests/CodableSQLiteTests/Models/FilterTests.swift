@@ -1,0 +1,186 @@
+import Foundation
+import Testing
+@testable import CodableSQLite
+
+@Suite("Models: filters")
+struct FilterTests {
+    let db: SQLite.Database
+
+    init() throws {
+        db = try ModelFixtures.memory()
+        try db.save(ModelFixtures.people)
+    }
+
+    private func names(_ filter: Filter<Person>) throws -> [String] {
+        try db.get(with: filter).map(\.name).sorted()
+    }
+
+    @Test func comparisonRules() throws {
+        #expect(try names(Filter(\Person.age, is: .greater(than: 17))) == ["Billy", "Carol", "Dave"])
+        #expect(try names(Filter(\Person.age, is: .greaterOrEqual(to: 35))) == ["Carol", "Dave"])
+        #expect(try names(Filter(\Person.age, is: .less(than: 20))) == ["Bob"])
+        #expect(try names(Filter(\Person.age, is: .lessOrEqual(to: 20))) == ["Billy", "Bob"])
+        #expect(try names(Filter(\Person.age, is: .between(15, and: 35))) == ["Billy", "Bob", "Dave"])
+        #expect(try db.count(with: Filter(\Person.age, is: .between(15, and: 35))) == 3)
+    }
+
+    @Test func stringEqualityIsExactNotLike() throws {
+        #expect(try names(Filter(\Person.name, is: .equal(to: "Bob"))) == ["Bob"])
+        #expect(try names(Filter(\Person.name, is: .equal(to: "bob"))) == [])
+        #expect(try names(Filter(\Person.name, is: .equal(to: "B%"))) == [])
+        #expect(try names(Filter(\Person.name, is: .notEqual(to: "Bob"))) == ["Billy", "Carol", "Dave"])
+    }
+
+    @Test func nilMeansIsNullOnOptionals() throws {
+        #expect(try names(Filter(\Person.nickname, is: .equal(to: nil))) == ["Billy", "Carol"])
+        #expect(try names(Filter(\Person.nickname, is: .notEqual(to: nil))) == ["Bob", "Dave"])
+        // As in Swift, a nil nickname is not equal to "B".
+        #expect(try names(Filter(\Person.nickname, is: .notEqual(to: "B"))) == ["Billy", "Carol", "Dave"])
+    }
+
+    @Test func membershipRules() throws {
+        #expect(try names(Filter(\Person.eyeColor, is: .in([.blue, .green]))) == ["Bob", "Carol", "Dave"])
+        #expect(try names(Filter(\Person.eyeColor, is: .notIn([.blue]))) == ["Billy", "Dave"])
+        #expect(try names(Filter(\Person.age, is: .in([]))) == [])
+        #expect(try names(Filter(\Person.age, is: .notIn([]))) == ["Billy", "Bob", "Carol", "Dave"])
+        #expect(try names(Filter(\Person.nickname, is: .in(["B", nil]))) == ["Billy", "Bob", "Carol"])
+        #expect(try names(Filter(\Person.nickname, is: .notIn(["B"]))) == ["Billy", "Carol", "Dave"])
+    }
+
+    @Test func textRulesAreCaseSensitiveAndEscapeWildcards() throws {
+        try db.save(Person("50% *off* [sale]?", age: 99))
+        #expect(try names(Filter(\Person.name, is: .hasPrefix("B"))) == ["Billy", "Bob"])
+        #expect(try names(Filter(\Person.name, is: .hasPrefix("b"))) == [])
+        #expect(try names(Filter(\Person.name, is: .hasSuffix("ol"))) == ["Carol"])
+        #expect(try names(Filter(\Person.name, is: .contains("ll"))) == ["Billy"])
+        #expect(try names(Filter(\Person.name, is: .contains("% *off* [sale]?"))) == ["50% *off* [sale]?"])
+        #expect(try names(Filter(\Person.name, is: .contains("*"))) == ["50% *off* [sale]?"])
+        #expect(try names(Filter(\Person.name, is: .like("b%"))) == ["Billy", "Bob"])
+        #expect(try names(Filter(\Person.nickname, is: .hasPrefix("D"))) == ["Dave"])
+    }
+
+    @Test func andOrCompose() throws {
+        let blueAdults = Filter(\Person.eyeColor, is: .equal(to: .blue)).and(\Person.age, is: .greater(than: 17))
+        #expect(try names(blueAdults) == ["Carol"])
+        let extremes = Filter(\Person.age, is: .less(than: 16)).or(Filter(\Person.age, is: .greater(than: 39)))
+        #expect(try names(extremes) == ["Bob", "Carol"])
+        let nested = Filter(\Person.eyeColor, is: .equal(to: .blue))
+            .and(Filter(\Person.age, is: .less(than: 16)).or(\Person.nickname, is: .equal(to: nil)))
+        #expect(try names(nested) == ["Bob", "Carol"])
+    }
+
+    @Test func emptyFilterMatchesEverything() throws {
+        #expect(try db.get(with: Filter<Person>()).count == 4)
+        #expect(try db.count(with: Filter<Person>()) == 4)
+    }
+
+    @Test func sortByTwoKeyPathsSortsWithinTheFirst() throws {
+        let sorted = try db.get(with: Filter<Person>().sort(by: \.eyeColor).sort(by: \.age, ascending: false))
+        #expect(sorted.map(\.name) == ["Carol", "Bob", "Billy", "Dave"])
+    }
+
+    @Test func limitTwoReturnsTheFirstTwoRows() throws {
+        let filter = Filter<Person>().sort(by: \.name)
+        #expect(try db.get(with: filter.limit(2)).map(\.name) == ["Billy", "Bob"])
+        #expect(try db.get(with: filter.limit(2, page: 1)).map(\.name) == ["Billy", "Bob"])
+        #expect(try db.get(with: filter.limit(2, page: 2)).map(\.name) == ["Carol", "Dave"])
+        #expect(try db.get(with: filter.limit(2, page: 3)).map(\.name) == [])
+        #expect(try db.count(with: filter.limit(3, page: 2)) == 1)
+    }
+
+    @Test func invalidPageIsAnError() throws {
+        #expect(throws: ModelError.self) { try db.get(with: Filter<Person>().limit(2, page: 0)) }
+        #expect(throws: ModelError.self) { try db.get(with: Filter<Person>().limit(-1)) }
+    }
+
+    @Test func deleteWithFilter() throws {
+        #expect(try db.delete(with: Filter(\Person.name, is: .equal(to: "Bob"))) == 1)
+        #expect(try names(Filter<Person>()) == ["Billy", "Carol", "Dave"])
+        #expect(try db.delete(with: Filter<Person>().sort(by: \.age).limit(1)) == 1)
+        #expect(try names(Filter<Person>()) == ["Carol", "Dave"])
+    }
+
+    @Test func filterValuesAreBoundNotSpliced() throws {
+        let hostile = "x'); DROP TABLE Person; --"
+        #expect(try names(Filter(\Person.name, is: .equal(to: hostile))) == [])
+        #expect(try db.count(Person.self) == 4)
+    }
+
+    @Test func uuidFilterMatchesStoredUUIDs() throws {
+        let bob = ModelFixtures.people[1]
+        #expect(try db.get(with: Filter(\Person.id, is: .equal(to: bob.id))) == [bob])
+    }
+
+    @Test func filterOnAComputedPropertyThrowsNamingTheModel() throws {
+        let error = #expect(throws: ModelError.self) {
+            try db.get(with: Filter(\Person.name.count, is: .greater(than: 3)))
+        }
+        #expect(error?.model == "Person")
+        #expect(try db.count(Person.self) == 4)
+    }
+
+    @Test func filterOnAnIndexedPropertyUsesTheIndex() throws {
+        let plan = try db.read(#"EXPLAIN QUERY PLAN SELECT * FROM "Person" WHERE "age" > ?"#, arguments: [.integer(17)])
+        let details = plan.compactMap { $0["detail"]?.stringValue }.joined(separator: " ")
+        #expect(details.contains("USING INDEX Person_age_index"))
+        // The SQL a filter produces is that same shape.
+        let (clauses, _) = try Filter(\Person.age, is: .greater(than: 17)).clauses()
+        #expect(clauses == #" WHERE "age" > ?"#)
+    }
+}
+
+@Suite("Models: filters on dates and nested values")
+struct NestedFilterTests {
+    @Test func keyPathsIntoNestedValuesUseJSONExtract() throws {
+        let db = try ModelFixtures.memory()
+        try db.save([
+            Customer(id: "p", address: Address(city: "Paris", zip: 75001), joined: Date(), tags: ["vip"]),
+            Customer(id: "l", address: Address(city: "Lyon", zip: 69001), joined: Date(), tags: []),
+        ])
+        #expect(try db.get(with: Filter(\Customer.address.city, is: .equal(to: "Paris"))).map(\.id) == ["p"])
+        #expect(try db.get(with: Filter(\Customer.address.zip, is: .less(than: 70000))).map(\.id) == ["l"])
+        let (clauses, _) = try Filter(\Customer.address.city, is: .equal(to: "Paris")).clauses()
+        #expect(clauses == #" WHERE json_extract("address", '$."city"') = ?"#)
+    }
+
+    @Test func dateFiltersCompareWithStoredDates() throws {
+        let db = try ModelFixtures.memory()
+        let now = Date()
+        try db.save([
+            Customer(id: "old", address: Address(city: "A", zip: 1), joined: now.addingTimeInterval(-86_400), tags: []),
+            Customer(id: "new", address: Address(city: "B", zip: 2), joined: now.addingTimeInterval(3600), tags: []),
+            Customer(id: "exact", address: Address(city: "C", zip: 3), joined: now, tags: []),
+        ])
+        #expect(try db.get(with: Filter(\Customer.joined, is: .greater(than: now))).map(\.id) == ["new"])
+        #expect(try db.get(with: Filter(\Customer.joined, is: .equal(to: now))).map(\.id) == ["exact"])
+        #expect(try db.get(with: Filter<Customer>().sort(by: \.joined)).map(\.id) == ["old", "exact", "new"])
+    }
+
+    @Test func indexOnANestedPathIsUsedByFiltersOnIt() throws {
+        struct Shop: Codable, Model {
+            var id: Int
+            var address: Address
+            static var indexes: [ModelIndex<Shop>] { [.index(\.address.city)] }
+        }
+        let db = try ModelFixtures.memory()
+        try db.save(Shop(id: 1, address: Address(city: "Rome", zip: 1)))
+        let (clauses, arguments) = try Filter(\Shop.address.city, is: .equal(to: "Rome")).clauses()
+        let plan = try db.read(#"EXPLAIN QUERY PLAN SELECT * FROM "Shop""# + clauses, arguments: arguments)
+        let details = plan.compactMap { $0["detail"]?.stringValue }.joined(separator: " ")
+        #expect(details.contains("USING INDEX"))
+        #expect(try db.get(with: Filter(\Shop.address.city, is: .equal(to: "Rome"))).count == 1)
+    }
+
+    @Test func uniqueIndexRejectsDuplicates() throws {
+        struct Account: Codable, Model {
+            var id: Int
+            var email: String
+            static var indexes: [ModelIndex<Account>] { [.unique(\.email)] }
+        }
+        let db = try ModelFixtures.memory()
+        try db.save(Account(id: 1, email: "a@example.com"))
+        let error = #expect(throws: SQLite.Error.self) { try db.save(Account(id: 2, email: "a@example.com")) }
+        #expect(error?.extendedCode == .constraintUnique)
+        #expect(try db.count(Account.self) == 1)
+    }
+}
