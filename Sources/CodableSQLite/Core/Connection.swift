@@ -41,7 +41,8 @@ final class Connection {
         sqlite3_extended_result_codes(handle, 1)
         sqlite3_busy_timeout(handle, Int32(clamping: Int((options.busyTimeout * 1000).rounded())))
         do {
-            // The first statement reads the file header: a file that is not a database fails here.
+            // Reading the schema version reads the file header: a file that is not a database fails here.
+            try execute("PRAGMA schema_version")
             try execute("PRAGMA foreign_keys = \(options.foreignKeysEnabled ? "ON" : "OFF")")
             if options.isQueryOnly { try execute("PRAGMA query_only = ON") }
         } catch let error as SQLite.Error {

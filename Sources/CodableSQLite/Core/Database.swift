@@ -239,9 +239,18 @@ extension SQLite {
 
 extension Statement {
     /// Rejects statements that write, so `read` behaves the same on every kind of database.
+    /// A pragma that only reports a setting (`PRAGMA journal_mode`, no `=`) is a read.
     func requireReadOnly() throws {
-        if !isReadOnly {
+        if !isReadOnly && !isPragmaQuery {
             throw misuse("read(_:) only runs statements that do not write; use write(_:) or execute(raw:)")
         }
+    }
+}
+
+extension Statement {
+    /// `PRAGMA name` or `PRAGMA name(argument)`: reads a setting, even when SQLite cannot say so.
+    var isPragmaQuery: Bool {
+        let text = sql.drop(while: { $0.isWhitespace })
+        return text.prefix(6).uppercased() == "PRAGMA" && !text.contains("=")
     }
 }

@@ -132,14 +132,16 @@ final class Statement {
     /// Steps through every row, collecting them as dictionaries (the leftmost of duplicate names wins).
     func rows() throws -> [SQLiteRow] {
         var rows: [SQLiteRow] = []
+        guard try step() else { return rows }
+        // Column names only after the first step: a schema change recompiles the statement there.
         let names = columnNames
-        while try step() {
+        repeat {
             var row = SQLiteRow(minimumCapacity: names.count)
             for (column, name) in names.enumerated() where row[name] == nil {
                 row[name] = value(at: Int32(column))
             }
             rows.append(row)
-        }
+        } while try step()
         return rows
     }
 

@@ -1,0 +1,67 @@
+import Foundation
+import Testing
+@testable import CodableSQLite
+
+@Suite("Core: configuration and schema")
+struct ConfigurationTests {
+    @Test func directoryAndFilenameCreateTheFolderAndAddAnExtension() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("codablesqlite-config-\(UUID())/nested")
+        let db = try SQLite.Database(SQLite.Database.Configuration(directory: folder, filename: "MyAppData"))
+        #expect(db.path == folder.appendingPathComponent("MyAppData.sqlite").path)
+        try db.execute(raw: "CREATE TABLE t (x)")
+        #expect(FileManager.default.fileExists(atPath: db.path))
+        #expect(SQLite.Database.Configuration(directory: folder, filename: "data.db").path.hasSuffix("/data.db"))
+    }
+
+    @Test func defaultDirectoryFollowsXDGDataHome() {
+        let url = SQLite.Database.Configuration.defaultDirectory(environment: ["XDG_DATA_HOME": "/data/home"], programName: "todo")
+        #expect(url.path == "/data/home/todo")
+    }
+
+    @Test func defaultDirectoryFallsBackToLocalShare() {
+        let url = SQLite.Database.Configuration.defaultDirectory(environment: ["HOME": "/home/me"], programName: "todo")
+        #expect(url.path == "/home/me/.local/share/todo")
+        let relative = SQLite.Database.Configuration.defaultDirectory(
+            environment: ["HOME": "/home/me", "XDG_DATA_HOME": "relative/path"], programName: "todo")
+        #expect(relative.path == "/home/me/.local/share/todo")
+    }
+
+    @Test func defaultConfigurationIsDatabaseSqliteInTheProgramFolder() {
+        let path = SQLite.Database.Configuration().path
+        #expect(path.hasSuffix("/database.sqlite"))
+        #expect(path.hasPrefix(SQLite.Database.Configuration.defaultDirectory.path))
+    }
+
+    @Test func fileDatabasesUseWALAndMemoryDatabasesWork() throws {
+        let path = TestDatabases.temporaryPath("wal")
+        let db = try SQLite.Database(path: path)
+        #expect(try db.read("PRAGMA journal_mode") == [["journal_mode": .text("wal")]])
+        #expect(try db.read("PRAGMA foreign_keys") == [["foreign_keys": .integer(1)]])
+        let memory = try TestDatabases.memory()
+        try memory.execute(raw: "CREATE TABLE t (x); INSERT INTO t VALUES (1)")
+        #expect(try memory.read("SELECT x FROM t") == [["x": .integer(1)]])
+    }
+
+    @Test func userVersionGetAndSet() throws {
+        for db in try TestDatabases.both() {
+            #expect(try db.userVersion == 0)
+            try db.setUserVersion(7)
+            #expect(try db.userVersion == 7)
+        }
+        #expect(throws: SQLite.Error.self) { try TestDatabases.memory().setUserVersion(Int(Int32.max) + 1) }
+    }
+
+    @Test func tablesAndColumns() throws {
+        let db = try TestDatabases.memory()
+        #expect(try db.tables() == [])
+        try db.execute(raw: "CREATE TABLE b (id INTEGER PRIMARY KEY, name TEXT NOT NULL DEFAULT 'x', data); CREATE TABLE a (y)")
+        #expect(try db.tables() == ["a", "b"])
+        #expect(try db.columns(in: "b") == [
+            SQLite.Column(name: "id", type: "INTEGER", isNotNull: false, defaultValue: nil, primaryKeyPosition: 1),
+            SQLite.Column(name: "name", type: "TEXT", isNotNull: true, defaultValue: "'x'", primaryKeyPosition: 0),
+            SQLite.Column(name: "data", type: "", isNotNull: false, defaultValue: nil, primaryKeyPosition: 0),
+        ])
+        let error = #expect(throws: SQLite.Error.self) { try db.columns(in: "missing") }
+        #expect(error?.message == "no such table: missing")
+    }
+}
