@@ -6,6 +6,8 @@ import Foundation
 final class ColumnPlan {
     let columnNames: [String]
     let columnByKey: [String: Int32]
+    /// Column names as they are, for keys the strategy cannot reach by converting names.
+    let columnByName: [String: Int32]
     /// The statement compilation and key strategy the plan was made for.
     let compilation: Int32
     let strategy: Int
@@ -17,11 +19,14 @@ final class ColumnPlan {
         self.strategy = strategy
         columnNames = statement.columnNames
         var columnByKey: [String: Int32] = [:]
+        var columnByName: [String: Int32] = [:]
         for (column, name) in columnNames.enumerated() {
             let key = options.convertsKeys ? options.keyName(for: name, at: .root) : name
             if columnByKey[key] == nil { columnByKey[key] = Int32(column) }  // leftmost wins
+            if columnByName[name] == nil { columnByName[name] = Int32(column) }
         }
         self.columnByKey = columnByKey
+        self.columnByName = options.convertsKeys ? columnByName : columnByKey
     }
 
     /// The plan cached on `statement` for these options, made when missing or stale.
@@ -131,7 +136,12 @@ final class RowDecoder: Swift.Decoder {
             let column = plan.lookups[index].column
             return column < 0 ? nil : column
         }
-        let column = plan.columnByKey[name]
+        var column = plan.columnByKey[name]
+        if column == nil, case .convertFromSnakeCase = options.keyStrategy {
+            // `reminderID` is written `reminder_id`, which converts back to `reminderId`: also try
+            // the key's own snake case, so keys with acronyms round-trip.
+            column = plan.columnByName[KeyConversion.toSnakeCase(name)]
+        }
         plan.lookups.append((name, column ?? -1))
         lookupCursor = plan.lookups.count
         return column

@@ -79,9 +79,15 @@ struct RowKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtocol
     }
 
     private func superEncoder(forKey key: AnyCodingKey) -> any Swift.Encoder {
-        let reference = JSONReferenceBox()
-        pendJSON(.reference(reference), forKey: key)
-        return JSONTreeEncoder(path: encoder.basePath.appending(key), options: encoder.options, reference: reference)
+        let path = encoder.basePath.appending(key)
+        do {
+            if let target = try encoder.target(for: key, value: "super encoder") {
+                return encoder.encoderBoundLater(to: target, path: path)
+            }
+        } catch {
+            if encoder.deferredError == nil { encoder.deferredError = error }
+        }
+        return ValueEncoder(path: path, options: encoder.options)  // ignored: no parameter
     }
 
     /// Nested containers cannot throw: a missing parameter is reported when the row is done.
@@ -165,10 +171,13 @@ struct RowUnkeyedEncodingContainer: UnkeyedEncodingContainer {
     }
 
     mutating func superEncoder() -> any Swift.Encoder {
-        let reference = JSONReferenceBox()
         let elementPath = path
-        pendJSON(.reference(reference))
-        return JSONTreeEncoder(path: elementPath, options: encoder.options, reference: reference)
+        do {
+            return encoder.encoderBoundLater(to: try nextTarget("super encoder"), path: elementPath)
+        } catch {
+            if encoder.deferredError == nil { encoder.deferredError = error }
+            return ValueEncoder(path: elementPath, options: encoder.options)
+        }
     }
 
     private mutating func pendJSON(_ node: JSONNode) {

@@ -52,7 +52,8 @@ final class RowEncoder: Swift.Encoder {
     var elementIndex: Int?
 
     private var nextPositionalIndex: Int32 = 1
-    private var pendingJSON: [(target: ParameterTarget, node: JSONNode)] = []
+    /// Values built by nested containers and super encoders, bound once the row is encoded.
+    private var pendingValues: [(target: ParameterTarget, value: () throws -> SQLite.Value)] = []
     /// An error found where Codable does not let us throw (nested container requests).
     var deferredError: (any Error)?
 
@@ -74,12 +75,12 @@ final class RowEncoder: Swift.Encoder {
         statement.clearBindings()
         lookupCursor = 0
         nextPositionalIndex = 1
-        if !pendingJSON.isEmpty { pendingJSON.removeAll(keepingCapacity: true) }
+        if !pendingValues.isEmpty { pendingValues.removeAll(keepingCapacity: true) }
         deferredError = nil
         try encodeTopLevel(value)
         if let deferredError { throw deferredError }
-        for pending in pendingJSON {
-            try bind(pending.node.text, to: pending.target)
+        for pending in pendingValues {
+            try bind(try pending.value(), to: pending.target)
         }
     }
 
@@ -156,7 +157,15 @@ final class RowEncoder: Swift.Encoder {
 
     /// Remembers JSON to bind once the whole value is encoded.
     func bindLater(_ node: JSONNode, to target: ParameterTarget) {
-        pendingJSON.append((target, node))
+        pendingValues.append((target, { .text(node.text) }))
+    }
+
+    /// An encoder for one parameter, bound once the whole value is encoded: what `superEncoder()`
+    /// returns, so a super value is stored like any other value (single values as they are).
+    func encoderBoundLater(to target: ParameterTarget, path: CodingPath) -> any Swift.Encoder {
+        let encoder = ValueEncoder(path: path, options: options)
+        pendingValues.append((target, { encoder.result }))
+        return encoder
     }
 
     // MARK: Binding

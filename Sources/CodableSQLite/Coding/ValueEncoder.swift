@@ -9,7 +9,7 @@ final class ValueEncoder: Swift.Encoder, SingleValueEncodingContainer {
     private var root: JSONNode?
     private var single: SQLite.Value = .null
 
-    private init(path: CodingPath, options: EncodingOptions) {
+    init(path: CodingPath, options: EncodingOptions) {
         self.path = path
         self.options = options
     }
@@ -58,7 +58,8 @@ final class ValueEncoder: Swift.Encoder, SingleValueEncodingContainer {
         }
     }
 
-    private var result: SQLite.Value {
+    /// What was encoded: a single value as it is, containers as JSON text.
+    var result: SQLite.Value {
         root.map { .text($0.text) } ?? single
     }
 

@@ -24,7 +24,7 @@ final class JSONTreeDecoder: Swift.Decoder, SingleValueDecodingContainer {
         }
         return KeyedDecodingContainer(JSONKeyedDecodingContainer<Key>(
             members: JSONScalars.convertingKeys(members, at: path, options: context.options),
-            path: path, context: context, column: column))
+            originalMembers: members, path: path, context: context, column: column))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
@@ -64,6 +64,8 @@ final class JSONTreeDecoder: Swift.Decoder, SingleValueDecodingContainer {
 
 struct JSONKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     let members: [String: JSONValue]
+    /// Member names before the key strategy, to find `imageURL` written as `image_url`.
+    let originalMembers: [String: JSONValue]
     let path: CodingPath
     let context: DecodingContext
     let column: Int32
@@ -71,10 +73,18 @@ struct JSONKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
     var codingPath: [any CodingKey] { path.keys }
     var allKeys: [Key] { members.keys.compactMap { Key(stringValue: $0) } }
 
-    func contains(_ key: Key) -> Bool { members[key.stringValue] != nil }
+    func contains(_ key: Key) -> Bool { lookup(key) != nil }
+
+    private func lookup(_ key: Key) -> JSONValue? {
+        if let value = members[key.stringValue] { return value }
+        if case .convertFromSnakeCase = context.options.keyStrategy {
+            return originalMembers[KeyConversion.toSnakeCase(key.stringValue)]
+        }
+        return nil
+    }
 
     private func member(_ key: Key) throws -> JSONValue {
-        guard let value = members[key.stringValue] else {
+        guard let value = lookup(key) else {
             throw DecodingError.keyNotFound(key, DecodingError.Context(
                 codingPath: path.keys,
                 debugDescription: "No value associated with key \"\(key.stringValue)\"\(context.jsonLocation(column: column))."))
@@ -83,7 +93,7 @@ struct JSONKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
     }
 
     private func present(_ key: Key) -> JSONValue? {
-        guard let value = members[key.stringValue] else { return nil }
+        guard let value = lookup(key) else { return nil }
         if case .null = value { return nil }
         return value
     }
@@ -142,7 +152,7 @@ struct JSONKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
     }
 
     func superDecoder(forKey key: Key) throws -> any Swift.Decoder {
-        JSONTreeDecoder(value: members[key.stringValue] ?? .null, path: path.appending(key), context: context, column: column)
+        JSONTreeDecoder(value: lookup(key) ?? .null, path: path.appending(key), context: context, column: column)
     }
 }
 
