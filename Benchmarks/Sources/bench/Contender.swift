@@ -19,7 +19,10 @@ struct ContenderKind {
     let name: String
     let make: (String) throws -> any Contender
     let isBaseline: Bool
+    /// CodableSQLite's Encoder/Decoder: the line the worst ratio is reported for.
     let isOurs: Bool
+    /// Scenario E: the model API, compared with the Encoder/Decoder path.
+    var isModels = false
 }
 
 enum BenchmarkError: Error, CustomStringConvertible {

@@ -25,9 +25,10 @@ struct Report: CustomStringConvertible {
 
     private var baseline: String { contenders.first(where: \.isBaseline)?.name ?? "raw C" }
     private var ours: String { contenders.first(where: \.isOurs)?.name ?? "CodableSQLite" }
+    private var models: String? { contenders.first(where: \.isModels)?.name }
 
-    private func ratio(_ key: Runner.Key) -> Double? {
-        let baselineKey = Runner.Key(kind: key.kind, scenario: key.scenario, contender: baseline)
+    private func ratio(_ key: Runner.Key, to reference: String? = nil) -> Double? {
+        let baselineKey = Runner.Key(kind: key.kind, scenario: key.scenario, contender: reference ?? baseline)
         guard let value = times[key].flatMap(median), let reference = times[baselineKey].flatMap(median), reference > 0 else { return nil }
         return value / reference
     }
@@ -63,6 +64,24 @@ struct Report: CustomStringConvertible {
                 let change = Double(peak - reference) / Double(reference) * 100
                 lines.append("  " + contender.name.padding(toLength: nameWidth, withPad: " ", startingAt: 0)
                     + String(format: " %8.1f MB  %+6.1f%% vs raw C", Double(peak) / 1024, change))
+            }
+        }
+        if let models {
+            lines.append("")
+            lines.append("E: the model API (\(models)) vs the Encoder/Decoder path (\(ours)), medians:")
+            var worstModels: (ratio: Double, key: Runner.Key)?
+            for kind in settings.kinds {
+                for scenario in Scenario.allCases {
+                    let key = Runner.Key(kind: kind, scenario: scenario, contender: models)
+                    guard let value = ratio(key, to: ours) else { continue }
+                    lines.append("  \(kind.rawValue) \(scenario.title(settings))".padding(toLength: 60, withPad: " ", startingAt: 0)
+                        + String(format: "%6.2fx", value))
+                    if value > (worstModels?.ratio ?? 0) { worstModels = (value, key) }
+                }
+            }
+            if let worstModels {
+                lines.append(String(format: "worst model API ratio vs Encoder/Decoder: %.2fx", worstModels.ratio)
+                    + " (\(worstModels.key.kind.rawValue) \(worstModels.key.scenario.title(settings)))")
             }
         }
         var worst: (ratio: Double, key: Runner.Key)?

@@ -1,5 +1,10 @@
 import Foundation
 import GRDBSQLite
+#if canImport(Glibc)
+/// glibc's malloc_trim, which the Glibc module does not import (it lives in malloc.h).
+@_silgen_name("malloc_trim")
+private func malloc_trim(_ pad: Int) -> Int32
+#endif
 
 enum DatabaseKind: String, CaseIterable {
     case file, memory
@@ -155,8 +160,12 @@ func autoreleasepool<R>(invoking work: () throws -> R) rethrows -> R { try work(
 
 /// Resident memory from /proc (Linux); `nil` elsewhere.
 enum Memory {
-    /// Resets the peak resident size (VmHWM) to the current size.
+    /// Returns freed memory to the system, then resets the peak resident size (VmHWM) to the current
+    /// size, so the peak that follows measures what the next step allocates.
     static func resetPeak() {
+        #if canImport(Glibc)
+        _ = malloc_trim(0)
+        #endif
         guard let handle = FileHandle(forWritingAtPath: "/proc/self/clear_refs") else { return }
         handle.write(Data("5".utf8))
         try? handle.close()

@@ -21,6 +21,8 @@ let contenders: [ContenderKind] = [
     ContenderKind(name: "CodableSQLite", make: { try CodableSQLiteContender(path: $0) }, isBaseline: false, isOurs: true),
     ContenderKind(name: "GRDB hand-written", make: { try GRDBHandWritten(path: $0) }, isBaseline: false, isOurs: false),
     ContenderKind(name: "GRDB Codable", make: { try GRDBCodable(path: $0) }, isBaseline: false, isOurs: false),
+    ContenderKind(name: "CodableSQLite models", make: { try CodableSQLiteModelsContender(path: $0) }, isBaseline: false, isOurs: false,
+                  isModels: true),
 ]
 
 do {
