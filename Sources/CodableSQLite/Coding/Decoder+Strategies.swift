@@ -39,3 +39,15 @@ extension SQLite.Decoder {
         case custom(@Sendable (_ decoder: any Swift.Decoder) throws -> Date)
     }
 }
+
+extension SQLite.Decoder.KeyDecodingStrategy {
+    /// Identifies the strategy in a statement's cached ``ColumnPlan``; `nil` for closures, which
+    /// cannot be compared, so their plans are never shared.
+    var planIdentifier: Int? {
+        switch self {
+        case .useDefaultKeys: 0
+        case .convertFromSnakeCase: 1
+        case .custom: nil
+        }
+    }
+}

@@ -39,3 +39,15 @@ extension SQLite.Encoder {
         case custom(@Sendable (_ date: Date, _ encoder: any Swift.Encoder) throws -> Void)
     }
 }
+
+extension SQLite.Encoder.KeyEncodingStrategy {
+    /// Identifies the strategy in a statement's cached ``ParameterPlan``; `nil` for closures, which
+    /// cannot be compared, so their plans are never shared.
+    var planIdentifier: Int? {
+        switch self {
+        case .useDefaultKeys: 0
+        case .convertToSnakeCase: 1
+        case .custom: nil
+        }
+    }
+}

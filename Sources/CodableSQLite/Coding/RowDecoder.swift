@@ -31,12 +31,7 @@ final class ColumnPlan {
 
     /// The plan cached on `statement` for these options, made when missing or stale.
     static func plan(for statement: Statement, options: DecodingOptions) -> ColumnPlan {
-        let strategy: Int?
-        switch options.keyStrategy {
-        case .useDefaultKeys: strategy = 0
-        case .convertFromSnakeCase: strategy = 1
-        case .custom: strategy = nil  // closures cannot be compared: never shared
-        }
+        let strategy = options.keyStrategy.planIdentifier
         if let strategy, let plan = statement.columnPlan, plan.strategy == strategy, plan.compilation == statement.compilation {
             return plan
         }

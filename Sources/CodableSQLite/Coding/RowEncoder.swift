@@ -21,12 +21,7 @@ final class ParameterPlan {
 
     /// The plan cached on `statement` for these options, made when missing.
     static func plan(for statement: Statement, options: EncodingOptions) -> ParameterPlan {
-        let strategy: Int?
-        switch options.keyStrategy {
-        case .useDefaultKeys: strategy = 0
-        case .convertToSnakeCase: strategy = 1
-        case .custom: strategy = nil  // closures cannot be compared: never shared
-        }
+        let strategy = options.keyStrategy.planIdentifier
         if let strategy, let plan = statement.parameterPlan, plan.strategy == strategy,
            plan.ignoresUnusedProperties == options.ignoresUnusedProperties {
             return plan
