@@ -181,7 +181,7 @@ extension SQLite {
             try await database.perform(on: database.readerQueue) { try self.decode(type, using: sql, arguments: arguments) }
         }
 
-        /// Asynchronous ``decode(_:using:arguments:)-([T].Type,_,SQLiteArguments)``.
+        /// Asynchronous `decode(_:using:arguments:)`.
         ///
         /// ```swift
         /// let tasks = try await decoder.decode([Task].self, using: Task.fetchAll)
@@ -190,7 +190,7 @@ extension SQLite {
             try await database.perform(on: database.readerQueue) { try self.decode(type, using: sql, arguments: arguments) }
         }
 
-        /// Asynchronous ``decode(_:using:arguments:)-([T].Type,_,[SQLite.Value])``.
+        /// Asynchronous `decode(_:using:arguments:)`.
         ///
         /// ```swift
         /// let names = try await decoder.decode([String].self, using: "SELECT name FROM people WHERE age > ?", arguments: [.integer(17)])

@@ -87,8 +87,8 @@ extension SQLite {
         /// try encoder.encode(42, using: "INSERT INTO numbers VALUES (?)")   // a single value binds ?1
         /// ```
         ///
-        /// An array, even one typed as a generic `T`, is written one row per element as
-        /// ``encode(_:using:)-([T],_)`` does.
+        /// An array, even one typed as a generic `T`, is written one row per element, in one
+        /// transaction, like the overload that takes an array.
         ///
         /// - Throws: `EncodingError` when the value cannot be stored (with its coding path), or
         ///   ``SQLite/Error`` when SQLite rejects the statement.
@@ -128,7 +128,7 @@ extension SQLite {
             try await database.perform(on: database.writerQueue) { try self.encode(value, using: sql) }
         }
 
-        /// Asynchronous ``encode(_:using:)-([T],_)``, run off the cooperative thread pool.
+        /// Asynchronous `encode(_:using:)` of an array, run off the cooperative thread pool.
         ///
         /// ```swift
         /// try await encoder.encode(tasks, using: Task.upsert)

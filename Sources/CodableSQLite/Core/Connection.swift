@@ -17,7 +17,7 @@ final class Connection {
 
     let handle: OpaquePointer
     let path: String
-    /// How many savepoints ``inTransaction(_:)`` has open inside the outer transaction.
+    /// How many savepoints `inTransaction(_:)` has open inside the outer transaction.
     private var savepointDepth = 0
     private var statements: [String: Statement] = [:]
     private static let statementCacheCapacity = 128

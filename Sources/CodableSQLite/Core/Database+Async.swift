@@ -60,7 +60,7 @@ extension SQLite.Database {
         try await perform(on: readerQueue) { try self.read(sql, arguments: arguments) }
     }
 
-    /// Asynchronous ``inTransaction(_:)``: the block runs synchronously on the database's
+    /// Asynchronous `inTransaction(_:)`: the block runs synchronously on the database's
     /// writer queue, where calls made on the database join the transaction.
     ///
     /// ```swift

@@ -21,7 +21,7 @@ extension SQLite.Database {
     }
 
     /// Whether the calling thread is inside a transaction on this database, such as an
-    /// ``inTransaction(_:)`` block.
+    /// `inTransaction(_:)` block.
     ///
     /// ```swift
     /// db.hasOpenTransactions                          // false

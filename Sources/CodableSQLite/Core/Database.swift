@@ -17,7 +17,7 @@ extension SQLite {
     /// in parallel, never wait for a write in progress, and see the last committed state.
     /// An in-memory database uses a single connection for everything.
     ///
-    /// Calls made on the database from inside ``inTransaction(_:)`` run on that transaction and
+    /// Calls made on the database from inside `inTransaction(_:)` run on that transaction and
     /// see its uncommitted writes. Every statement is prepared once and cached.
     public final class Database: @unchecked Sendable {  // connections are only touched under their lock or pool
         /// The path or URI the database was opened with.
@@ -166,7 +166,7 @@ extension SQLite {
         /// ```
         ///
         /// A failing statement stops the run; earlier statements stay applied unless the call
-        /// is inside ``inTransaction(_:)``.
+        /// is inside `inTransaction(_:)`.
         @discardableResult
         public func execute(raw sql: SQL) throws -> [SQLiteRow] {
             try withWriter { try $0.execute(sql) }

@@ -24,7 +24,7 @@ extension SQLite {
         public let message: String
         /// The SQL that failed, when a statement was involved.
         public let sql: String?
-        /// For a failure while writing an array (``SQLite/Encoder/encode(_:using:)`` with an
+        /// For a failure while writing an array (`SQLite.Encoder.encode(_:using:)` with an
         /// array, or saving several models), the zero-based index of the element whose
         /// statement failed. The whole array was rolled back.
         public internal(set) var elementIndex: Int?

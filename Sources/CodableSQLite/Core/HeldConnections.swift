@@ -9,7 +9,7 @@ import Musl
 /// The connections the current thread holds, most recent last.
 ///
 /// A call made on a database while the same thread already holds one of its connections (inside
-/// ``SQLite/Database/inTransaction(_:)``, or while decoding rows) runs inline on that connection
+/// `inTransaction(_:)`, or while decoding rows) runs inline on that connection
 /// instead of waiting for a lock the thread itself holds. Thread-local rather than task-local on
 /// purpose: a task started inside a transaction runs on another thread and must wait for the
 /// transaction like any other caller.

@@ -93,7 +93,7 @@ extension SQLite {
         /// `SQLITE_MISMATCH` (20): a data type mismatch, such as a non-integer rowid.
         public static let mismatch = ResultCode(rawValue: SQLITE_MISMATCH)
         /// `SQLITE_MISUSE` (21): the API was used incorrectly (CodableSQLite also uses it for
-        /// a transaction left open outside ``SQLite/Database/inTransaction(_:)``).
+        /// a transaction left open outside `inTransaction(_:)`).
         public static let misuse = ResultCode(rawValue: SQLITE_MISUSE)
         /// `SQLITE_AUTH` (23).
         public static let authorization = ResultCode(rawValue: SQLITE_AUTH)

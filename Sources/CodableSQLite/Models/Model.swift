@@ -19,7 +19,7 @@ import Foundation
 /// ```
 ///
 /// The table (named ``tableName``) has a column per stored property, named after the property
-/// and typed after it (see <doc:Models>): `NOT NULL` for non-optional properties, the primary key
+/// and typed after it (see <doc:WorkingWithModels>): `NOT NULL` for non-optional properties, the primary key
 /// on `id`. An `id` of type `Int?` or `Int64?` is assigned by SQLite when you save a value whose id
 /// is `nil`. Properties added later become new columns automatically.
 public protocol Model: Codable, Identifiable where ID: Codable {
