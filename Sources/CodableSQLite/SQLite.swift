@@ -10,7 +10,9 @@ import Foundation
 /// try db.execute(raw: "CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT)")
 /// try db.write("INSERT INTO t VALUES (:id, :name)", arguments: ["id": .integer(1), "name": .text("a")])
 /// ```
-public enum SQLite {}
+///
+/// Sendable: a namespace without cases; the types in it state their own status.
+public enum SQLite: Sendable {}
 
 /// The text of one or more SQL statements.
 ///

@@ -22,6 +22,9 @@ import Foundation
 /// and typed after it (see <doc:WorkingWithModels>): `NOT NULL` for non-optional properties, the primary key
 /// on `id`. An `id` of type `Int?` or `Int64?` is assigned by SQLite when you save a value whose id
 /// is `nil`. Properties added later become new columns automatically.
+///
+/// Sendable: not required. The synchronous calls take any model; the `async` forms need
+/// `Sendable` models, which plain structs of `Sendable` properties are automatically.
 public protocol Model: Codable, Identifiable where ID: Codable {
     /// The table's name. Default: the type's name, such as `Person`.
     static var tableName: String { get }
@@ -47,6 +50,8 @@ extension Model {
 /// ```swift
 /// struct Person: Codable, UUIDModel { let id: UUID; var name: String }
 /// ```
+///
+/// Sendable: as ``Model``.
 public protocol UUIDModel: Model where ID == UUID {}
 
 /// An index on one or more properties of a model, declared in ``Model/indexes``.

@@ -65,6 +65,9 @@ extension Rule where Value: _StringFilterValue {
 }
 
 /// `String` and `String?`: the property types text rules (`hasPrefix`, `contains`, `like`…) apply to.
+///
+/// A marker with no requirements, public only because ``Rule``'s constraints name it; Sendable
+/// does not apply.
 public protocol _StringFilterValue {}
 extension String: _StringFilterValue {}
 extension Optional: _StringFilterValue where Wrapped == String {}
