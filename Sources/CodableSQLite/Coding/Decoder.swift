@@ -15,7 +15,9 @@ extension SQLite {
     /// Rows are decoded straight from the prepared statement: no dictionaries, each coding key
     /// resolved to a column index once per statement. A row with a single column decodes into
     /// scalars and single values (`Int`, `String`, `Date?`, `UUID`, an enum, or `[String]` from a
-    /// JSON column). A missing column decodes `nil` into an `Optional` and throws `keyNotFound` for
+    /// JSON column). An array type always asks for every row, so `decode([String].self, …)` is one
+    /// `String` per row; for the JSON array in one row's column ask for `[String]?.self` (or
+    /// `Array<[String]>.self` for one array per row). A missing column decodes `nil` into an `Optional` and throws `keyNotFound` for
     /// anything else. Failures are `DecodingError`s with the exact coding path; their descriptions
     /// name the column, the SQLite type found and the SQL.
     ///

@@ -19,6 +19,11 @@ final class Connection {
     let path: String
     /// How many savepoints `inTransaction(_:)` has open inside the outer transaction.
     private var savepointDepth = 0
+    /// How many `inTransaction(_:)` blocks are running on this connection (0 outside them).
+    private var transactionBlockDepth = 0
+    /// Called after a transaction or savepoint on this connection was rolled back, by
+    /// `inTransaction(_:)`, by SQL, or by SQLite itself after an error (see ``observeRollbacks(_:)``).
+    private var rollbackObserver: (() -> Void)?
     private var statements: [String: Statement] = [:]
     private static let statementCacheCapacity = 128
 
@@ -39,7 +44,8 @@ final class Connection {
         self.path = path
         // From here on a thrown error runs deinit, which closes the handle.
         sqlite3_extended_result_codes(handle, 1)
-        sqlite3_busy_timeout(handle, Int32(clamping: Int((options.busyTimeout * 1000).rounded())))
+        let milliseconds = (options.busyTimeout * 1000).rounded()  // NaN, negative: no waiting; huge: the longest
+        sqlite3_busy_timeout(handle, milliseconds >= Double(Int32.max) ? Int32.max : milliseconds > 0 ? Int32(milliseconds) : 0)
         do {
             // Reading the schema version reads the file header: a file that is not a database fails here.
             try execute("PRAGMA schema_version")
@@ -53,6 +59,7 @@ final class Connection {
     }
 
     deinit {
+        if rollbackObserver != nil { sqlite3_rollback_hook(handle, nil, nil) }
         statements.removeAll()
         sqlite3_close_v2(handle)
     }
@@ -65,6 +72,29 @@ final class Connection {
 
     /// Whether no transaction is open.
     var isAutocommit: Bool { sqlite3_get_autocommit(handle) != 0 }
+
+    /// Calls `observer` after every rollback on this connection: of a transaction, whoever
+    /// ended it (SQLite's rollback hook), and of an `inTransaction(_:)` savepoint. Caches of the
+    /// schema built inside a transaction use it to forget what the rollback undid.
+    func observeRollbacks(_ observer: @escaping () -> Void) {
+        rollbackObserver = observer
+        sqlite3_rollback_hook(handle, { context in
+            guard let context else { return }
+            Unmanaged<Connection>.fromOpaque(context).takeUnretainedValue().rollbackObserver?()
+        }, Unmanaged.passUnretained(self).toOpaque())
+    }
+
+    /// Throws when this connection runs an `inTransaction(_:)` block whose transaction has
+    /// already ended, so that nothing more is written outside it (and committed at once).
+    func checkBlockTransactionIsOpen() throws {
+        if transactionBlockDepth > 0, isAutocommit {
+            throw SQLite.Error(
+                code: .misuse,
+                message: "The transaction of this inTransaction block has already ended (rolled back by SQLite after an "
+                    + "error such as INSERT OR ROLLBACK or a full disk, or ended by a COMMIT or ROLLBACK statement), "
+                    + "so nothing more can run in it; let the block throw")
+        }
+    }
 
     // MARK: Statements
 
@@ -156,6 +186,9 @@ final class Connection {
     /// Runs `block` in a transaction, or in a savepoint when one is already open.
     /// Commits (or releases) when it returns; rolls back and rethrows when it throws.
     func inTransaction<R>(_ block: () throws -> R) throws -> R {
+        try checkBlockTransactionIsOpen()
+        transactionBlockDepth += 1
+        defer { transactionBlockDepth -= 1 }
         if isAutocommit {
             try execute("BEGIN IMMEDIATE")
             let result: R
@@ -181,6 +214,7 @@ final class Connection {
         } catch {
             if !isAutocommit {
                 _ = try? execute("ROLLBACK TO \(name); RELEASE \(name)")
+                rollbackObserver?()  // SQLite's hook reports whole transactions only
             }
             throw error
         }

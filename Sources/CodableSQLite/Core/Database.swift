@@ -96,6 +96,8 @@ extension SQLite {
             }
             writerQueue = DispatchQueue(label: "CodableSQLite.writer")
             readerQueue = DispatchQueue(label: "CodableSQLite.readers", attributes: .concurrent)
+            // Model tables created or altered in a transaction that rolls back are gone again.
+            writer.observeRollbacks { [models] in models.reset() }
         }
 
         // MARK: Connections
@@ -106,6 +108,7 @@ extension SQLite {
             let held = HeldConnections.current
             let identifier = ObjectIdentifier(self)
             if let connection = held.connection(of: identifier), connection === writer {
+                try connection.checkBlockTransactionIsOpen()
                 return try body(connection)
             }
             writerLock.lock()
@@ -248,9 +251,25 @@ extension Statement {
 }
 
 extension Statement {
-    /// `PRAGMA name` or `PRAGMA name(argument)`: reads a setting, even when SQLite cannot say so.
+    /// Pragmas that take an argument in parentheses and only report: `PRAGMA table_info(t)`.
+    private static let queryPragmasWithArgument: Set<String> = [
+        "table_info", "table_xinfo", "table_list", "index_info", "index_xinfo", "index_list",
+        "foreign_key_list", "foreign_key_check", "integrity_check", "quick_check",
+    ]
+    /// Pragmas without an argument that still change the database.
+    private static let writingPragmas: Set<String> = ["optimize", "incremental_vacuum", "wal_checkpoint"]
+
+    /// Whether this is a pragma that reads a setting or reports on the schema, even when SQLite
+    /// cannot say so: `PRAGMA journal_mode`, `PRAGMA main.user_version`, `PRAGMA table_info(t)`;
+    /// not `PRAGMA user_version = 3` nor `PRAGMA user_version(3)`.
     var isPragmaQuery: Bool {
         let text = sql.drop(while: { $0.isWhitespace })
-        return text.prefix(6).uppercased() == "PRAGMA" && !text.contains("=")
+        guard text.prefix(6).uppercased() == "PRAGMA", !text.contains("=") else { return false }
+        let body = text.dropFirst(6).drop(while: { $0.isWhitespace })
+        let qualifiedName = body.prefix(while: { $0.isLetter || $0.isNumber || $0 == "_" || $0 == "." })
+        let name = (qualifiedName.split(separator: ".").last).map { $0.lowercased() } ?? ""
+        let rest = body.dropFirst(qualifiedName.count).drop(while: { $0.isWhitespace })
+        if rest.first == "(" { return Self.queryPragmasWithArgument.contains(name) }
+        return !Self.writingPragmas.contains(name)
     }
 }

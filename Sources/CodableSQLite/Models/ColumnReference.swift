@@ -5,6 +5,8 @@ struct ColumnReference: Hashable, Sendable {
     let column: String
     /// Property names inside the column's JSON; empty for the column itself.
     let jsonPath: [String]
+    /// Whether the value is a `Decimal`, stored as exact text but ordered by its numeric value.
+    var isDecimal = false
 
     /// `"age"`, or `json_extract("address", '$."city"')`.
     var sql: String {
@@ -12,6 +14,10 @@ struct ColumnReference: Hashable, Sendable {
         let path = "$" + jsonPath.map { "." + "\"" + $0.replacingOccurrences(of: "\"", with: "\\\"") + "\"" }.joined()
         return "json_extract(\(SQLName.quoted(column)), \(SQLName.literal(path)))"
     }
+
+    /// ``sql`` for ordering comparisons and sorting: a `Decimal`'s text read as a number, so
+    /// that 10 sorts after 9.5 (exactly within a `Double`'s 15 significant digits).
+    var orderingSQL: String { isDecimal ? "CAST(\(sql) AS NUMERIC)" : sql }
 
     /// `age` or `address.city`, for messages and index names.
     var name: String { ([column] + jsonPath).joined(separator: ".") }
@@ -22,8 +28,10 @@ struct ColumnReference: Hashable, Sendable {
         let key = KeyPathKey(keyPath: keyPath)
         if let cached = cache.withLock({ $0[key] }) { return cached }
         let result: Result<ColumnReference, ModelError>
-        if let names = search(Root.self, prefix: nil, names: [], target: keyPath, depth: 0) {
-            result = .success(ColumnReference(column: names[0], jsonPath: Array(names.dropFirst())))
+        if let (names, type) = search(Root.self, prefix: nil, names: [], target: keyPath, depth: 0) {
+            result = .success(ColumnReference(
+                column: names[0], jsonPath: Array(names.dropFirst()),
+                isDecimal: type == Decimal.self || type == Decimal?.self))
         } else {
             result = .failure(ModelError(Root.self, """
                 cannot filter, sort or index on key path \(keyPath): it is not a stored property, or a stored \
@@ -40,13 +48,16 @@ struct ColumnReference: Hashable, Sendable {
 
     private static let cache = Locked<[KeyPathKey: Result<ColumnReference, ModelError>]>([:])
 
-    private static func search(_ base: Any.Type, prefix: AnyKeyPath?, names: [String], target: AnyKeyPath, depth: Int) -> [String]? {
+    /// The property names leading to `target`, and its type.
+    private static func search(
+        _ base: Any.Type, prefix: AnyKeyPath?, names: [String], target: AnyKeyPath, depth: Int
+    ) -> ([String], Any.Type)? {
         guard let fields = try? storedFields(base) else { return nil }
         var candidates: [(AnyKeyPath, [String], Any.Type)] = []
         for field in fields {
             guard let full = prefix.map({ $0.appending(path: field.keyPath) }) ?? field.keyPath else { continue }
             let path = names + [field.name]
-            if full == target { return path }
+            if full == target { return (path, field.type) }
             if StorageType.of(field.type) == (.untyped, false) { candidates.append((full, path, field.type)) }
         }
         guard depth < 4 else { return nil }

@@ -22,7 +22,7 @@ final class ModelRegistry: @unchecked Sendable {  // every access goes through `
         set { lock.withLock { keyValueTableExists = newValue } }
     }
 
-    /// Forgets everything, after migrations changed the schema.
+    /// Forgets everything, after migrations changed the schema or a rollback undid changes.
     func reset() {
         lock.withLock {
             tables.removeAll()

@@ -138,7 +138,7 @@ indirect enum Predicate: Sendable {
     func sql(_ arguments: inout [SQLite.Value]) -> String {
         switch self {
         case .condition(let column, let condition):
-            return condition.sql(column.sql, &arguments)
+            return condition.sql(column, &arguments)
         case .and(let left, let right):
             return "(\(left.sql(&arguments)) AND \(right.sql(&arguments)))"
         case .or(let left, let right):
@@ -156,7 +156,7 @@ extension Filter {
         if let predicate { sql += " WHERE " + predicate.sql(&arguments) }
         guard includingOrderAndLimit else { return (sql, arguments) }
         if !sorts.isEmpty {
-            sql += " ORDER BY " + sorts.map { $0.column.sql + ($0.ascending ? " ASC" : " DESC") }.joined(separator: ", ")
+            sql += " ORDER BY " + sorts.map { $0.column.orderingSQL + ($0.ascending ? " ASC" : " DESC") }.joined(separator: ", ")
         }
         if let paging {
             sql += " LIMIT ? OFFSET ?"

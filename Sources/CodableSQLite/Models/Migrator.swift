@@ -52,6 +52,11 @@ extension SQLite {
             let applied = Set(try appliedMigrations(in: database))
             for migration in migrations where !applied.contains(migration.name) {
                 try database.inTransaction {
+                    // Another caller (or process) may have run it since `applied` was read: the
+                    // transaction holds the write lock, so this check is final.
+                    let ranMeanwhile = try database.read(
+                        "SELECT 1 FROM codablesqlite_migrations WHERE name = ?", arguments: [.text(migration.name)])
+                    guard ranMeanwhile.isEmpty else { return }
                     try migration.migrate(database)
                     try database.write(
                         "INSERT INTO codablesqlite_migrations (name, appliedAt) VALUES (?, strftime('%Y-%m-%d %H:%M:%f', 'now'))",

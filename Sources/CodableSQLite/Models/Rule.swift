@@ -35,7 +35,8 @@ extension Rule where Value: Encodable {
     /// Not equal to `value`, as in Swift: a `nil` property is not equal to a non-nil value, and
     /// `.notEqual(to: nil)` matches every non-NULL value.
     public static func notEqual(to value: Value) -> Rule { Rule { .notEqual(try stored(value)) } }
-    /// Greater than `value`, in SQLite's order (numbers by value, text by bytes, dates chronologically).
+    /// Greater than `value`, in SQLite's order: numbers (and `Decimal`s) by value, text by
+    /// bytes, dates chronologically.
     public static func greater(than value: Value) -> Rule { Rule { .compare(">", try stored(value)) } }
     /// Greater than or equal to `value`.
     public static func greaterOrEqual(to value: Value) -> Rule { Rule { .compare(">=", try stored(value)) } }
@@ -82,7 +83,8 @@ enum Condition: Sendable {
     case glob(String)
     case like(String)
 
-    func sql(_ column: String, _ arguments: inout [SQLite.Value]) -> String {
+    func sql(_ reference: ColumnReference, _ arguments: inout [SQLite.Value]) -> String {
+        let column = reference.sql
         switch self {
         case .equal(.null):
             return "\(column) IS NULL"
@@ -96,10 +98,10 @@ enum Condition: Sendable {
             return "\(column) IS NOT ?"
         case .compare(let comparison, let value):
             arguments.append(value)
-            return "\(column) \(comparison) ?"
+            return "\(reference.orderingSQL) \(comparison) ?"
         case .between(let lower, let upper):
             arguments += [lower, upper]
-            return "\(column) BETWEEN ? AND ?"
+            return "\(reference.orderingSQL) BETWEEN ? AND ?"
         case .member(let values, let negated):
             let hasNull = values.contains(.null)
             let others = values.filter { !$0.isNull }

@@ -42,6 +42,16 @@ struct ConfigurationTests {
         #expect(try memory.read("SELECT x FROM t") == [["x": .integer(1)]])
     }
 
+    @Test func anyBusyTimeoutOpens() throws {
+        for timeout in [TimeInterval.infinity, .nan, -1, 0, 1e300, 0.25] {
+            var configuration = SQLite.Database.Configuration(path: TestDatabases.temporaryPath("busy"))
+            configuration.busyTimeout = timeout
+            let db = try SQLite.Database(configuration)
+            try db.execute(raw: "CREATE TABLE t (x)")
+            #expect(try db.tables() == ["t"], "busyTimeout \(timeout)")
+        }
+    }
+
     @Test func userVersionGetAndSet() throws {
         for db in try TestDatabases.both() {
             #expect(try db.userVersion == 0)

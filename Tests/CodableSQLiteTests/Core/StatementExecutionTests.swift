@@ -119,4 +119,18 @@ struct StatementExecutionTests {
             #expect(try db.read("SELECT count(*) AS n FROM t") == [["n": .integer(0)]])
         }
     }
+
+    @Test func readRunsPragmasThatReportButNotPragmasThatWrite() throws {
+        for db in try TestDatabases.both() {
+            try db.execute(raw: "CREATE TABLE t (x)")
+            #expect(try db.read("PRAGMA user_version") == [["user_version": .integer(0)]])
+            #expect(try db.read("PRAGMA main.table_info(t)").map { $0["name"] } == [.text("x")])
+            #expect(try db.read("PRAGMA integrity_check(1)") == [["integrity_check": .text("ok")]])
+            for writing in ["PRAGMA user_version = 5", "PRAGMA user_version(5)", "PRAGMA main.user_version (5)"] {
+                let error = #expect(throws: SQLite.Error.self, "\(writing)") { try db.read(writing) }
+                #expect(error?.code == .misuse)
+            }
+            #expect(try db.userVersion == 0)
+        }
+    }
 }

@@ -119,6 +119,29 @@ struct TransactionTests {
         #expect(try counted(db) == 0)
     }
 
+    @Test func nothingRunsInABlockWhoseTransactionSQLiteRolledBack() throws {
+        for db in try TestDatabases.both() {
+            try db.execute(raw: "CREATE TABLE t (x PRIMARY KEY)")
+            try db.write("INSERT INTO t VALUES (1)")
+            let error = #expect(throws: SQLite.Error.self) {
+                try db.inTransaction {
+                    try db.write("INSERT INTO t VALUES (2)")
+                    // OR ROLLBACK ends the whole transaction; the block goes on as if it had not.
+                    do {
+                        try db.write("INSERT OR ROLLBACK INTO t VALUES (1)")
+                        Issue.record("the duplicate was inserted")
+                    } catch {}
+                    try db.write("INSERT INTO t VALUES (3)")
+                }
+            }
+            #expect(error?.code == .misuse)
+            #expect(error?.message.contains("already ended") == true)
+            #expect(try db.read("SELECT x FROM t ORDER BY x").map { $0["x"] } == [.integer(1)])
+            try db.write("INSERT INTO t VALUES (4)")
+            #expect(try counted(db) == 2)
+        }
+    }
+
     @Test func asyncTransaction() async throws {
         let db = try TestDatabases.file()
         try await db.execute(raw: "CREATE TABLE t (x)")

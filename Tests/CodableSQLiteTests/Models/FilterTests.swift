@@ -122,7 +122,7 @@ struct FilterTests {
     @Test func filterOnAnIndexedPropertyUsesTheIndex() throws {
         let plan = try db.read(#"EXPLAIN QUERY PLAN SELECT * FROM "Person" WHERE "age" > ?"#, arguments: [.integer(17)])
         let details = plan.compactMap { $0["detail"]?.stringValue }.joined(separator: " ")
-        #expect(details.contains("USING INDEX Person_age_index"))
+        #expect(details.contains("USING INDEX Person(age)"))
         // The SQL a filter produces is that same shape.
         let (clauses, _) = try Filter(\Person.age, is: .greater(than: 17)).clauses()
         #expect(clauses == #" WHERE "age" > ?"#)
@@ -182,5 +182,42 @@ struct NestedFilterTests {
         let error = #expect(throws: SQLite.Error.self) { try db.save(Account(id: 2, email: "a@example.com")) }
         #expect(error?.extendedCode == .constraintUnique)
         #expect(try db.count(Account.self) == 1)
+    }
+
+    @Test func indexesWhoseNamesCouldRunTogetherAreAllCreated() throws {
+        struct Pair: Codable, Model {
+            var id: Int
+            var a_b: Int
+            var a: Int
+            var b: Int
+            static var indexes: [ModelIndex<Pair>] { [.unique(\.a_b), .unique(\.a, \.b)] }
+        }
+        let db = try ModelFixtures.memory()
+        try db.save(Pair(id: 1, a_b: 1, a: 1, b: 1))
+        let indexes = try db.read("SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'Pair' AND sql IS NOT NULL")
+        #expect(Set(indexes.compactMap { $0["name"]?.stringValue }) == ["Pair(a_b) unique", "Pair(a,b) unique"])
+        #expect(throws: SQLite.Error.self) { try db.save(Pair(id: 2, a_b: 2, a: 1, b: 1)) }
+        #expect(throws: SQLite.Error.self) { try db.save(Pair(id: 3, a_b: 1, a: 2, b: 2)) }
+        #expect(try db.count(Pair.self) == 1)
+    }
+
+    @Test func decimalsCompareAndSortByValue() throws {
+        struct Product: Codable, Model, Equatable {
+            var id: Int
+            var price: Decimal
+            var discount: Decimal?
+        }
+        let db = try ModelFixtures.memory()
+        let products = [
+            Product(id: 1, price: Decimal(string: "9.5")!, discount: nil),
+            Product(id: 2, price: 10, discount: Decimal(string: "0.25")!),
+            Product(id: 3, price: 100, discount: 1),
+        ]
+        try db.save(products)
+        #expect(try db.get(with: Filter(\Product.price, is: .greater(than: 9))).map(\.id) == [1, 2, 3])
+        #expect(try db.get(with: Filter(\Product.price, is: .between(Decimal(string: "9.75")!, and: 99))).map(\.id) == [2])
+        #expect(try db.get(with: Filter(\Product.discount, is: .less(than: Decimal(string: "0.5")!))).map(\.id) == [2])
+        #expect(try db.get(with: Filter<Product>().sort(by: \.price, ascending: false)).map(\.id) == [3, 2, 1])
+        #expect(try db.get(with: Filter(\Product.price, is: .equal(to: Decimal(string: "9.5")!))) == [products[0]])
     }
 }

@@ -121,6 +121,21 @@ struct MigratorTests {
         #expect(try db.read("SELECT step FROM log ORDER BY rowid").map { $0["step"] } == [.text("one"), .text("two")])
     }
 
+    @Test func concurrentMigrationsRunEachStepOnce() throws {
+        let db = try ModelFixtures.file()
+        var migrator = SQLite.Migrator()
+        migrator.registerMigration("create") { db in try db.execute(raw: "CREATE TABLE log (step TEXT)") }
+        migrator.registerMigration("row") { db in try db.write("INSERT INTO log VALUES ('one')") }
+        let failures = LockedBox<[String]>([])
+        let migrations = migrator
+        DispatchQueue.concurrentPerform(iterations: 6) { _ in
+            do { try migrations.migrate(db) } catch { failures.update { $0.append("\(error)") } }
+        }
+        #expect(failures.value == [])
+        #expect(try db.read("SELECT step FROM log").map { $0["step"] } == [.text("one")])
+        #expect(try migrator.appliedMigrations(in: db) == ["create", "row"])
+    }
+
     @Test func failingMigrationRollsBackItselfOnly() throws {
         struct Broken: Error {}
         let db = try ModelFixtures.memory()
