@@ -21,8 +21,9 @@ final class Connection {
     private var savepointDepth = 0
     /// How many `inTransaction(_:)` blocks are running on this connection (0 outside them).
     private var transactionBlockDepth = 0
-    /// Called after a transaction or savepoint on this connection was rolled back, by
-    /// `inTransaction(_:)`, by SQL, or by SQLite itself after an error (see ``observeRollbacks(_:)``).
+    /// Told when an `inTransaction(_:)` transaction commits, and after every rollback (see
+    /// ``observeTransactions(committed:rolledBack:)``).
+    private var commitObserver: (() -> Void)?
     private var rollbackObserver: (() -> Void)?
     private var statements: [String: Statement] = [:]
     private static let statementCacheCapacity = 128
@@ -73,11 +74,13 @@ final class Connection {
     /// Whether no transaction is open.
     var isAutocommit: Bool { sqlite3_get_autocommit(handle) != 0 }
 
-    /// Calls `observer` after every rollback on this connection: of a transaction, whoever
-    /// ended it (SQLite's rollback hook), and of an `inTransaction(_:)` savepoint. Caches of the
-    /// schema built inside a transaction use it to forget what the rollback undid.
-    func observeRollbacks(_ observer: @escaping () -> Void) {
-        rollbackObserver = observer
+    /// Calls `committed` when an `inTransaction(_:)` transaction has committed, and
+    /// `rolledBack` after every rollback on this connection: of a transaction, whoever ended it
+    /// (SQLite's rollback hook), and of an `inTransaction(_:)` savepoint. Caches of the schema
+    /// built inside a transaction use them to publish or forget what the transaction did.
+    func observeTransactions(committed: @escaping () -> Void, rolledBack: @escaping () -> Void) {
+        commitObserver = committed
+        rollbackObserver = rolledBack
         sqlite3_rollback_hook(handle, { context in
             guard let context else { return }
             Unmanaged<Connection>.fromOpaque(context).takeUnretainedValue().rollbackObserver?()
@@ -198,8 +201,10 @@ final class Connection {
                 try execute("COMMIT")
             } catch {
                 rollbackQuietly()
+                rollbackObserver?()  // also when SQL ended the transaction: nothing is known committed
                 throw error
             }
+            commitObserver?()
             return result
         }
         savepointDepth += 1

@@ -96,8 +96,9 @@ extension SQLite {
             }
             writerQueue = DispatchQueue(label: "CodableSQLite.writer")
             readerQueue = DispatchQueue(label: "CodableSQLite.readers", attributes: .concurrent)
-            // Model tables created or altered in a transaction that rolls back are gone again.
-            writer.observeRollbacks { [models] in models.reset() }
+            // Model tables created or altered in a transaction exist for others once it commits,
+            // and are gone again when it rolls back.
+            writer.observeTransactions(committed: { [models] in models.commit() }, rolledBack: { [models] in models.rollBack() })
         }
 
         // MARK: Connections

@@ -15,10 +15,10 @@ extension SQLite.Database {
     public func store<T: Encodable>(_ value: T, forKey key: String) throws {
         let stored = try ValueEncoder.value(for: value, at: .root, options: EncodingOptions())
         try withWriter { connection in
-            if !models.hasKeyValueTable {
+            if !models.hasKeyValueTable(includingUncommitted: true) {
                 try connection.execute(
                     "CREATE TABLE IF NOT EXISTS \(Self.keyValueTable) (key TEXT PRIMARY KEY NOT NULL, value) WITHOUT ROWID")
-                models.hasKeyValueTable = true
+                models.noteKeyValueTable(committed: connection.isAutocommit)
             }
             try connection.withStatement(
                 "INSERT INTO \(Self.keyValueTable) (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value"
@@ -67,10 +67,11 @@ extension SQLite.Database {
     }
 
     private func keyValueTableExists(on connection: Connection) throws -> Bool {
-        if models.hasKeyValueTable { return true }
+        let inTransaction = !connection.isAutocommit
+        if models.hasKeyValueTable(includingUncommitted: inTransaction) { return true }
         let exists = try connection.execute(
             "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = '\(Self.keyValueTable)'")
-        if !exists.isEmpty { models.hasKeyValueTable = true }
+        if !exists.isEmpty { models.noteKeyValueTable(committed: !inTransaction) }
         return !exists.isEmpty
     }
 

@@ -1,32 +1,69 @@
 import Foundation
 
 /// The model tables a database has prepared, by model type.
+///
+/// What a transaction on the writer creates or alters is kept apart until it commits: only the
+/// writer's own transaction sees it (other threads would find no such table yet), and a
+/// rollback forgets it.
 final class ModelRegistry: @unchecked Sendable {  // every access goes through `lock`
-    private let lock = NSLock()
-    private var tables: [ObjectIdentifier: ModelTable] = [:]
-    private var keyValueTableExists = false
-
-    func table(for type: Any.Type) -> ModelTable? {
-        lock.withLock { tables[ObjectIdentifier(type)] }
+    private struct Tables {
+        var byType: [ObjectIdentifier: ModelTable] = [:]
+        var hasKeyValueTable = false
     }
 
-    func set(_ table: ModelTable) {
+    private let lock = NSLock()
+    private var committed = Tables()
+    private var uncommitted = Tables()
+
+    /// The table prepared for `type`; `includingUncommitted` for the writer's open transaction.
+    func table(for type: Any.Type, includingUncommitted: Bool) -> ModelTable? {
         lock.withLock {
-            let key = ObjectIdentifier(table.schema.modelType)
-            if table.isWritable || tables[key] == nil { tables[key] = table }
+            (includingUncommitted ? uncommitted.byType[ObjectIdentifier(type)] : nil) ?? committed.byType[ObjectIdentifier(type)]
         }
     }
 
-    var hasKeyValueTable: Bool {
-        get { lock.withLock { keyValueTableExists } }
-        set { lock.withLock { keyValueTableExists = newValue } }
+    /// Records a table, as committed, or as made by the writer's open transaction.
+    func set(_ table: ModelTable, committed isCommitted: Bool) {
+        lock.withLock {
+            let key = ObjectIdentifier(table.schema.modelType)
+            if isCommitted {
+                if table.isWritable || committed.byType[key] == nil { committed.byType[key] = table }
+            } else {
+                uncommitted.byType[key] = table
+            }
+        }
     }
 
-    /// Forgets everything, after migrations changed the schema or a rollback undid changes.
+    func hasKeyValueTable(includingUncommitted: Bool) -> Bool {
+        lock.withLock { committed.hasKeyValueTable || (includingUncommitted && uncommitted.hasKeyValueTable) }
+    }
+
+    func noteKeyValueTable(committed isCommitted: Bool) {
+        lock.withLock {
+            if isCommitted { committed.hasKeyValueTable = true } else { uncommitted.hasKeyValueTable = true }
+        }
+    }
+
+    /// The writer's transaction committed: what it made is there for everyone.
+    func commit() {
+        lock.withLock {
+            committed.byType.merge(uncommitted.byType) { _, new in new }
+            committed.hasKeyValueTable = committed.hasKeyValueTable || uncommitted.hasKeyValueTable
+            uncommitted = Tables()
+        }
+    }
+
+    /// The writer's transaction, or one of its savepoints, rolled back: forget what it may have
+    /// made (all of it, to be safe: what still exists is found again).
+    func rollBack() {
+        lock.withLock { uncommitted = Tables() }
+    }
+
+    /// Forgets everything, after migrations changed the schema.
     func reset() {
         lock.withLock {
-            tables.removeAll()
-            keyValueTableExists = false
+            committed = Tables()
+            uncommitted = Tables()
         }
     }
 }
@@ -34,18 +71,19 @@ final class ModelRegistry: @unchecked Sendable {  // every access goes through `
 extension SQLite.Database {
     /// The model's table for reading, or `nil` when it does not exist yet.
     func tableForReading<T: Model>(_ type: T.Type) throws -> ModelTable? {
-        if let table = models.table(for: T.self) { return table }
+        let inTransaction = hasOpenTransactions
+        if let table = models.table(for: T.self, includingUncommitted: inTransaction) { return table }
         let schema = try ModelSchema.of(T.self)
         let existing = try withReader { try ExistingColumn.read(schema.table, on: $0) }
         guard !existing.isEmpty else { return nil }
         let table = ModelTable(schema: schema, columns: schema.properties.filter { existing[$0.name] != nil }, isWritable: false)
-        models.set(table)
+        models.set(table, committed: !inTransaction)
         return table
     }
 
     /// The model's table, created or brought up to date for saving values like `sample`.
     func tableForWriting<T: Model>(_ type: T.Type, sample: T) throws -> ModelTable {
-        if let table = models.table(for: T.self), table.isWritable { return table }
+        if let table = models.table(for: T.self, includingUncommitted: hasOpenTransactions), table.isWritable { return table }
         let schema = try ModelSchema.of(T.self)
         let (keys, isKeyed) = try KeyDiscovery.keys(of: sample)
         guard isKeyed else {
@@ -66,7 +104,7 @@ extension SQLite.Database {
         }
         let indexes = try ModelTable.createIndexes(for: T.self, schema: schema)
         return try withWriter { connection in
-            if let table = models.table(for: T.self), table.isWritable { return table }
+            if let table = models.table(for: T.self, includingUncommitted: true), table.isWritable { return table }
             try connection.inTransaction {
                 let existing = try ExistingColumn.read(schema.table, on: connection)
                 if existing.isEmpty {
@@ -77,7 +115,7 @@ extension SQLite.Database {
                 for index in indexes { try connection.execute(index) }
             }
             let table = ModelTable(schema: schema, columns: columns, isWritable: true)
-            models.set(table)
+            models.set(table, committed: connection.isAutocommit)
             return table
         }
     }

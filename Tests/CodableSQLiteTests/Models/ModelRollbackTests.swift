@@ -79,6 +79,32 @@ struct ModelRollbackTests {
         #expect(try db.value(Int.self, forKey: "kept") == 2)
     }
 
+    @Test func otherThreadsDoNotSeeATableBeforeItsTransactionCommits() throws {
+        let db = try TestDatabases.file()
+        let seen = LockedBox<[String]>([])
+        func lookFromAnotherThread() {
+            let done = DispatchSemaphore(value: 0)
+            Thread {
+                do {
+                    seen.update { $0.append("count \((try? db.count(Gadget.self)) ?? -1)") }
+                    let names = try db.get(Gadget.self).map(\.name)
+                    seen.update { $0.append("names \(names)") }
+                } catch {
+                    seen.update { $0.append("error \(error)") }
+                }
+                done.signal()
+            }.start()
+            done.wait()
+        }
+        try db.inTransaction {
+            try db.save(Gadget(id: nil, name: "pending"))
+            #expect(try db.count(Gadget.self) == 1)
+            lookFromAnotherThread()
+        }
+        lookFromAnotherThread()
+        #expect(seen.value == ["count 0", "names []", "count 1", #"names ["pending"]"#])
+    }
+
     @Test func threadsSavingANewModelAtOnceCreateItsTableOnce() throws {
         let db = try TestDatabases.file()
         let failures = LockedBox<[String]>([])
