@@ -28,10 +28,15 @@ struct ColumnReference: Hashable, Sendable {
         let key = KeyPathKey(keyPath: keyPath)
         if let cached = cache.withLock({ $0[key] }) { return cached }
         let result: Result<ColumnReference, ModelError>
-        if let (names, type) = search(Root.self, prefix: nil, names: [], target: keyPath, depth: 0) {
-            result = .success(ColumnReference(
-                column: names[0], jsonPath: Array(names.dropFirst()),
-                isDecimal: type == Decimal.self || type == Decimal?.self))
+        if let (names, type, containers) = search(Root.self, prefix: nil, names: [], containers: [], target: keyPath, depth: 0) {
+            // containers[i] holds the member names[i + 1].
+            if let problem = zip(containers, names.dropFirst()).lazy.compactMap(KeyProbe.problem(in:member:)).first {
+                result = .failure(ModelError(Root.self, "cannot filter, sort or index on key path \(keyPath): \(problem)"))
+            } else {
+                result = .success(ColumnReference(
+                    column: names[0], jsonPath: Array(names.dropFirst()),
+                    isDecimal: type == Decimal.self || type == Decimal?.self))
+            }
         } else {
             result = .failure(ModelError(Root.self, """
                 cannot filter, sort or index on key path \(keyPath): it is not a stored property, or a stored \
@@ -48,21 +53,24 @@ struct ColumnReference: Hashable, Sendable {
 
     private static let cache = Locked<[KeyPathKey: Result<ColumnReference, ModelError>]>([:])
 
-    /// The property names leading to `target`, and its type.
+    /// The property names leading to `target`, its type, and the nested types on the way (stored
+    /// as JSON objects, whose members the path names).
     private static func search(
-        _ base: Any.Type, prefix: AnyKeyPath?, names: [String], target: AnyKeyPath, depth: Int
-    ) -> ([String], Any.Type)? {
+        _ base: Any.Type, prefix: AnyKeyPath?, names: [String], containers: [Any.Type], target: AnyKeyPath, depth: Int
+    ) -> ([String], Any.Type, [Any.Type])? {
         guard let fields = try? storedFields(base) else { return nil }
         var candidates: [(AnyKeyPath, [String], Any.Type)] = []
         for field in fields {
             guard let full = prefix.map({ $0.appending(path: field.keyPath) }) ?? field.keyPath else { continue }
             let path = names + [field.name]
-            if full == target { return (path, field.type) }
+            if full == target { return (path, field.type, containers) }
             if StorageType.of(field.type) == (.untyped, false) { candidates.append((full, path, field.type)) }
         }
         guard depth < 4 else { return nil }
         for (full, path, type) in candidates {
-            if let found = search(type, prefix: full, names: path, target: target, depth: depth + 1) { return found }
+            if let found = search(type, prefix: full, names: path, containers: containers + [type], target: target, depth: depth + 1) {
+                return found
+            }
         }
         return nil
     }

@@ -171,6 +171,59 @@ struct NestedFilterTests {
         #expect(try db.get(with: Filter(\Shop.address.city, is: .equal(to: "Rome"))).count == 1)
     }
 
+    @Test func filtersIntoNestedValuesWhoseKeysAreRenamedThrow() throws {
+        struct Place: Codable, Equatable {
+            var town: String
+            var zip: Int
+            enum CodingKeys: String, CodingKey { case town = "city_name", zip }
+        }
+        struct Cents: Codable, Equatable {
+            var value: Int
+            init(_ value: Int) { self.value = value }
+            init(from decoder: any Decoder) throws { value = try decoder.singleValueContainer().decode(Int.self) }
+            func encode(to encoder: any Encoder) throws {
+                var container = encoder.singleValueContainer()
+                try container.encode(value)
+            }
+        }
+        struct Venue: Codable, Model, Equatable {
+            var id: Int
+            var place: Place
+            var price: Cents
+        }
+        let db = try ModelFixtures.memory()
+        try db.save(Venue(id: 1, place: Place(town: "Oslo", zip: 150), price: Cents(5)))
+        let renamed = #expect(throws: ModelError.self) { try db.get(with: Filter(\Venue.place.town, is: .equal(to: "Oslo"))) }
+        #expect(renamed?.model == "Venue")
+        #expect(renamed?.message.contains("`town`") == true)
+        #expect(renamed?.message.contains(#""city_name""#) == true)
+        let singleValue = #expect(throws: ModelError.self) { try db.count(with: Filter(\Venue.price.value, is: .greater(than: 1))) }
+        #expect(singleValue?.message.contains("not stored as a JSON object") == true)
+        // A member the nested type does not rename still works, and so does the column itself.
+        #expect(try db.count(with: Filter(\Venue.place.zip, is: .equal(to: 150))) == 1)
+    }
+
+    @Test func filtersIntoNestedValuesOfEveryPropertyKindWork() throws {
+        struct Details: Codable, Equatable {
+            var color: EyeColor
+            var tag: UUID
+            var since: Date
+            var label: String
+            var sizes: [Int]
+            var note: String?
+        }
+        struct Item: Codable, Model, Equatable {
+            var id: Int
+            var details: Details
+        }
+        let db = try ModelFixtures.memory()
+        let item = Item(id: 1, details: Details(color: .green, tag: UUID(), since: Date(timeIntervalSince1970: 0), label: "x", sizes: [1], note: nil))
+        try db.save(item)
+        #expect(try db.get(with: Filter(\Item.details.label, is: .equal(to: "x"))) == [item])
+        #expect(try db.get(with: Filter(\Item.details.color, is: .equal(to: .green))) == [item])
+        #expect(try db.count(with: Filter(\Item.details.note, is: .equal(to: nil))) == 1)
+    }
+
     @Test func uniqueIndexRejectsDuplicates() throws {
         struct Account: Codable, Model {
             var id: Int
