@@ -7,6 +7,14 @@ struct ColumnReference: Hashable, Sendable {
     let jsonPath: [String]
     /// Whether the value is a `Decimal`, stored as exact text but ordered by its numeric value.
     var isDecimal = false
+    /// The nested types the JSON path goes through, each with the member it names.
+    var nestedHops: [NestedKeys.Hop] = []
+
+    /// Why the JSON path cannot find its value, from what saved values showed (see ``NestedKeys``).
+    func nestedKeyProblem(root: Any.Type) -> ModelError? {
+        guard let problem = nestedHops.lazy.compactMap(NestedKeys.problem(at:)).first else { return nil }
+        return ModelError(root, "cannot filter, sort or index on \(name): \(problem)")
+    }
 
     /// `"age"`, or `json_extract("address", '$."city"')`.
     var sql: String {
@@ -29,14 +37,11 @@ struct ColumnReference: Hashable, Sendable {
         if let cached = cache.withLock({ $0[key] }) { return cached }
         let result: Result<ColumnReference, ModelError>
         if let (names, type, containers) = search(Root.self, prefix: nil, names: [], containers: [], target: keyPath, depth: 0) {
-            // containers[i] holds the member names[i + 1].
-            if let problem = zip(containers, names.dropFirst()).lazy.compactMap(KeyProbe.problem(in:member:)).first {
-                result = .failure(ModelError(Root.self, "cannot filter, sort or index on key path \(keyPath): \(problem)"))
-            } else {
-                result = .success(ColumnReference(
-                    column: names[0], jsonPath: Array(names.dropFirst()),
-                    isDecimal: type == Decimal.self || type == Decimal?.self))
-            }
+            result = .success(ColumnReference(
+                column: names[0], jsonPath: Array(names.dropFirst()),
+                isDecimal: type == Decimal.self || type == Decimal?.self,
+                // containers[i] holds the member names[i + 1].
+                nestedHops: zip(containers, names.dropFirst()).map { NestedKeys.Hop(type: $0, member: $1) }))
         } else {
             result = .failure(ModelError(Root.self, """
                 cannot filter, sort or index on key path \(keyPath): it is not a stored property, or a stored \

@@ -102,6 +102,7 @@ extension SQLite.Database {
         guard columns.contains(where: { $0.name == schema.id.name }) else {
             throw ModelError(T.self, "does not encode its `id`, so its rows could not be found again; add id to its CodingKeys")
         }
+        NestedKeys.learn(from: sample)
         let indexes = try ModelTable.createIndexes(for: T.self, schema: schema)
         return try withWriter { connection in
             if let table = models.table(for: T.self, includingUncommitted: true), table.isWritable { return table }

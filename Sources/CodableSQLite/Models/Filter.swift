@@ -135,6 +135,14 @@ indirect enum Predicate: Sendable {
     case and(Predicate, Predicate)
     case or(Predicate, Predicate)
 
+    /// The columns the conditions test.
+    var columns: [ColumnReference] {
+        switch self {
+        case .condition(let column, _): [column]
+        case .and(let left, let right), .or(let left, let right): left.columns + right.columns
+        }
+    }
+
     func sql(_ arguments: inout [SQLite.Value]) -> String {
         switch self {
         case .condition(let column, let condition):
@@ -151,6 +159,9 @@ extension Filter {
     /// ` WHERE …`, ` ORDER BY …` and ` LIMIT … OFFSET …` clauses, with their arguments.
     func clauses(includingOrderAndLimit: Bool = true) throws -> (sql: String, arguments: [SQLite.Value]) {
         if let error { throw error }
+        for column in (predicate?.columns ?? []) + sorts.map(\.column) {
+            if let problem = column.nestedKeyProblem(root: Root.self) { throw problem }
+        }
         var arguments: [SQLite.Value] = []
         var sql = ""
         if let predicate { sql += " WHERE " + predicate.sql(&arguments) }

@@ -61,6 +61,12 @@ struct ModelSchema: @unchecked Sendable {  // immutable after creation; AnyKeyPa
         let type: Any.Type
     }
 
+    /// The stored properties of a value's dynamic type.
+    static func storedFields(ofTypeOf value: Any) throws -> [Field] {
+        func open<T>(_ type: T.Type) throws -> [Field] { try storedFields(of: type) }
+        return try _openExistential(type(of: value), do: open)
+    }
+
     /// Stored properties with their names, key paths and types, in declaration order.
     static func storedFields<Root>(of type: Root.Type) throws -> [Field] {
         var options: _EachFieldOptions = []
