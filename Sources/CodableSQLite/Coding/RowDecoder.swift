@@ -274,7 +274,12 @@ final class RowDecoder: Swift.Decoder {
             if let decimal = ValueParsing.decimal(text) { return decimal }
             throw corrupted("Text \"\(DecodingFailure.preview(text))\" is not a decimal number", column: column, key: key)
         case SQLITE_INTEGER: return Decimal(statement.int64(at: column))
-        case SQLITE_FLOAT: return Decimal(statement.double(at: column))
+        case SQLITE_FLOAT:
+            // A REAL (say from a NUMERIC column) converts through its shortest text, so 19.99 stays
+            // 19.99; Decimal(Double) would give 19.98999… and traps on infinity.
+            let double = statement.double(at: column)
+            if double.isFinite, let decimal = ValueParsing.decimal("\(double)") { return decimal }
+            throw corrupted("The REAL value \(double) does not fit in a Decimal", column: column, key: key)
         default: throw unexpected(Decimal.self, column: column, key: key)
         }
     }

@@ -244,11 +244,17 @@ enum ScalarEncoding {
 enum DateCoding {
     static func text(for date: Date, path: CodingPath) throws -> String {
         guard let text = DateText.format(date) else {
-            throw EncodingError.invalidValue(date, EncodingError.Context(
+            throw EncodingError.invalidValue(reportable(date), EncodingError.Context(
                 codingPath: path.keys,
                 debugDescription: "Unable to store Date \(date.timeIntervalSinceReferenceDate) (seconds since 2001) as text: "
                     + "the date text format covers years 0 to 9999. Use dateEncodingStrategy .secondsSince1970 for other dates."))
         }
         return text
+    }
+
+    /// The date, or its time interval when the date is NaN or infinite: describing such a `Date`
+    /// traps in Foundation, and errors get described.
+    static func reportable(_ date: Date) -> Any {
+        date.timeIntervalSinceReferenceDate.isFinite ? date : date.timeIntervalSinceReferenceDate
     }
 }

@@ -43,12 +43,16 @@ final class ValueEncoder: Swift.Encoder, SingleValueEncodingContainer {
         switch options.dateStrategy {
         case .iso8601:
             return .text(try DateCoding.text(for: date, path: path))
-        case .secondsSince1970:
-            return .double(date.timeIntervalSince1970)
-        case .millisecondsSince1970:
-            return .double(date.timeIntervalSince1970 * 1000)
-        case .deferredToDate:
-            return .double(date.timeIntervalSinceReferenceDate)
+        case .secondsSince1970, .millisecondsSince1970, .deferredToDate:
+            guard !date.timeIntervalSinceReferenceDate.isNaN else {
+                throw EncodingError.invalidValue(DateCoding.reportable(date), EncodingError.Context(
+                    codingPath: path.keys, debugDescription: "Unable to store a Date whose time is NaN: SQLite stores NaN as NULL."))
+            }
+            switch options.dateStrategy {
+            case .secondsSince1970: return .double(date.timeIntervalSince1970)
+            case .millisecondsSince1970: return .double(date.timeIntervalSince1970 * 1000)
+            default: return .double(date.timeIntervalSinceReferenceDate)
+            }
         case .formatted(let formatter):
             return .text(formatter.string(from: date))
         case .custom(let encode):

@@ -44,15 +44,15 @@ enum ValueParsing {
     /// A decimal number written `-12.50`, `3`, `1e-7`: the whole text, nothing else.
     static func decimal(_ text: String) -> Decimal? {
         var sawDigit = false
-        var state = 0  // 0 sign/int, 1 fraction, 2 exponent sign, 3 exponent digits
+        var state = 0  // 0 sign/int, 1 fraction, 2 exponent sign, 3 exponent digits, 4 exponent digit needed
         for (offset, byte) in text.utf8.enumerated() {
             switch byte {
             case UInt8(ascii: "0")...UInt8(ascii: "9"):
                 sawDigit = true
-                if state == 2 { state = 3 }
+                if state == 2 || state == 4 { state = 3 }
             case UInt8(ascii: "-"), UInt8(ascii: "+"):
                 guard offset == 0 || state == 2 else { return nil }
-                if state == 2 { state = 3 }
+                if state == 2 { state = 4 }
             case UInt8(ascii: "."):
                 guard state == 0 else { return nil }
                 state = 1
@@ -63,8 +63,10 @@ enum ValueParsing {
                 return nil
             }
         }
-        guard sawDigit, state != 2 else { return nil }
-        return Decimal(string: text, locale: Locale(identifier: "en_US_POSIX"))
+        guard sawDigit, state != 2, state != 4,
+              let decimal = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")), !decimal.isNaN
+        else { return nil }  // NaN: an exponent beyond Decimal's range
+        return decimal
     }
 }
 

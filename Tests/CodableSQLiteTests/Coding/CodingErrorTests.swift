@@ -81,7 +81,8 @@ struct CodingErrorTests {
 
     @Test func malformedUUIDURLAndDecimalAreDataCorruptedNotDefaults() throws {
         struct Values: Decodable { var uuid: UUID?; var url: URL?; var decimal: Decimal? }
-        for (column, text) in [("uuid", "not-a-uuid"), ("url", ""), ("decimal", "12abc"), ("uuid", "E621E1F8-C36C-495A-93FC-0C247A3E6E5")] {
+        for (column, text) in [("uuid", "not-a-uuid"), ("url", ""), ("decimal", "12abc"), ("decimal", "1e+"), ("decimal", "1e-"),
+                               ("decimal", "1e999"), ("uuid", "E621E1F8-C36C-495A-93FC-0C247A3E6E5")] {
             let sql = "SELECT ? AS \(column)"
             let error = #expect(throws: DecodingError.self) { try decoder.decode(Values.self, using: sql, arguments: [.text(text)]) }
             guard case .dataCorrupted(let context)? = error else { Issue.record("expected dataCorrupted for \(column)"); continue }
@@ -89,6 +90,14 @@ struct CodingErrorTests {
         }
         let blob = #expect(throws: DecodingError.self) { try decoder.decode(UUID.self, using: "SELECT x'0102'") }
         #expect(contextOf(blob)?.debugDescription.contains("16 bytes") == true)
+    }
+
+    @Test func infiniteRealIsNotADecimal() throws {
+        for sql in ["SELECT 1e999", "SELECT -1e999"] {
+            let error = #expect(throws: DecodingError.self) { try decoder.decode(Decimal.self, using: sql) }
+            #expect(contextOf(error)?.debugDescription.contains("does not fit in a Decimal") == true)
+        }
+        #expect(try decoder.decode(Int.self, using: "SELECT count(*) FROM people") != nil)
     }
 
     @Test func moreThanOneRowForASingleValueIsAnError() throws {

@@ -102,6 +102,33 @@ struct StorageContractTests {
         #expect(throws: EncodingError.self) { try encoder.encode(Float.nan, using: "INSERT INTO v VALUES (?)") }
     }
 
+    @Test func nanDatesAreAnEncodingErrorWithEveryNumericStrategy() throws {
+        try db.execute(raw: "CREATE TABLE v (value)")
+        for strategy in [SQLite.Encoder.DateEncodingStrategy.secondsSince1970, .millisecondsSince1970, .deferredToDate, .iso8601] {
+            let encoder = SQLite.Encoder(db)
+            encoder.dateEncodingStrategy = strategy
+            let error = #expect(throws: EncodingError.self) {
+                try encoder.encode(Date(timeIntervalSinceReferenceDate: .nan), using: "INSERT INTO v VALUES (?)")
+            }
+            #expect(error.map { "\($0)" }?.contains("nan") == true)  // describing the error must not trap
+        }
+        let infinite = #expect(throws: EncodingError.self) {
+            try encoder.encode(Date(timeIntervalSinceReferenceDate: .infinity), using: "INSERT INTO v VALUES (?)")
+        }
+        #expect(infinite.map { "\($0)" }?.contains("years 0 to 9999") == true)
+        #expect(try db.read("SELECT count(*) AS n FROM v") == [["n": .integer(0)]])
+    }
+
+    @Test func decimalsReadFromNumericColumnsStayExact() throws {
+        // NUMERIC affinity turns the encoder's exact text into REAL; reading it back keeps 19.99.
+        try db.execute(raw: "CREATE TABLE prices (amount DECIMAL(10, 2))")
+        try encoder.encode([Decimal(string: "19.99")!, 100, Decimal(string: "0.1")!], using: "INSERT INTO prices VALUES (?)")
+        #expect(try db.read("SELECT typeof(amount) AS t FROM prices ORDER BY rowid").map { $0["t"] }
+            == [.text("real"), .text("integer"), .text("real")])
+        #expect(try decoder.decode([Decimal].self, using: "SELECT amount FROM prices ORDER BY rowid")
+            == [Decimal(string: "19.99")!, 100, Decimal(string: "0.1")!])
+    }
+
     @Test func infinityRoundTripsAsReal() throws {
         let (back, rows) = try roundTrip(-Double.infinity)
         #expect(back == -.infinity)
