@@ -284,6 +284,14 @@ final class RowDecoder: Swift.Decoder {
         }
     }
 
+    /// A number of seconds for a `Date`: an infinite one is an error, not a `Date` that traps when printed.
+    private func finiteSeconds(_ seconds: Double, column: Int32, key: () -> AnyCodingKey?) throws -> Double {
+        guard seconds.isFinite else {
+            throw corrupted("The REAL value \(seconds) is not a point in time", column: column, key: key)
+        }
+        return seconds
+    }
+
     private func decodeDate(column: Int32, key: () -> AnyCodingKey?) throws -> Date {
         let storageClass = statement.type(at: column)
         switch options.dateStrategy {
@@ -293,16 +301,16 @@ final class RowDecoder: Swift.Decoder {
                 if let date = statement.withUTF8(at: column, DateText.parse) { return date }
                 throw DecodingFailure.invalidDate(statement.text(at: column), path: path(key), location: context.location(column: column))
             case SQLITE_INTEGER, SQLITE_FLOAT:
-                return Date(timeIntervalSince1970: statement.double(at: column))
+                return Date(timeIntervalSince1970: try finiteSeconds(statement.double(at: column), column: column, key: key))
             default:
                 throw unexpected(Date.self, column: column, key: key)
             }
         case .secondsSince1970:
-            return Date(timeIntervalSince1970: try decodeFloat(Double.self, column: column, key: key))
+            return Date(timeIntervalSince1970: try finiteSeconds(decodeFloat(Double.self, column: column, key: key), column: column, key: key))
         case .millisecondsSince1970:
-            return Date(timeIntervalSince1970: try decodeFloat(Double.self, column: column, key: key) / 1000)
+            return Date(timeIntervalSince1970: try finiteSeconds(decodeFloat(Double.self, column: column, key: key), column: column, key: key) / 1000)
         case .deferredToDate:
-            return Date(timeIntervalSinceReferenceDate: try decodeFloat(Double.self, column: column, key: key))
+            return Date(timeIntervalSinceReferenceDate: try finiteSeconds(decodeFloat(Double.self, column: column, key: key), column: column, key: key))
         case .formatted(let formatter):
             let text = try decodeString(column: column, key: key)
             if let date = formatter.date(from: text) { return date }

@@ -92,6 +92,15 @@ struct CodingErrorTests {
         #expect(contextOf(blob)?.debugDescription.contains("16 bytes") == true)
     }
 
+    @Test func infiniteRealIsNotADate() throws {
+        for strategy in [SQLite.Decoder.DateDecodingStrategy.iso8601, .secondsSince1970, .millisecondsSince1970, .deferredToDate] {
+            let decoder = SQLite.Decoder(db)
+            decoder.dateDecodingStrategy = strategy
+            let error = #expect(throws: DecodingError.self) { try decoder.decode(Date.self, using: "SELECT -1e999") }
+            #expect(contextOf(error)?.debugDescription.contains("not a point in time") == true)
+        }
+    }
+
     @Test func infiniteRealIsNotADecimal() throws {
         for sql in ["SELECT 1e999", "SELECT -1e999"] {
             let error = #expect(throws: DecodingError.self) { try decoder.decode(Decimal.self, using: sql) }
