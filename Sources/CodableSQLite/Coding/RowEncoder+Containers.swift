@@ -116,7 +116,7 @@ struct RowUnkeyedEncodingContainer: UnkeyedEncodingContainer {
     private var path: CodingPath { encoder.basePath.appending(index: count) }
 
     private mutating func nextTarget(_ value: @autoclosure () -> Any) throws -> ParameterTarget {
-        let target = try encoder.positionalTarget(for: value())
+        let target = try encoder.positionalTarget(for: value(), elementIndex: count)
         count += 1
         return target
     }

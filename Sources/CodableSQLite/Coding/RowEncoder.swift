@@ -139,11 +139,12 @@ final class RowEncoder: Swift.Encoder {
     }
 
     /// The next positional parameter (`?1`, `?2`…), for unkeyed and single values.
-    func positionalTarget(for value: @autoclosure () -> Any) throws -> ParameterTarget {
+    /// `elementIndex` is the value's position in an unkeyed container, for the error's coding path.
+    func positionalTarget(for value: @autoclosure () -> Any, elementIndex: Int? = nil) throws -> ParameterTarget {
         let count = statement.parameters.count
         guard nextPositionalIndex <= count else {
             throw EncodingError.invalidValue(value(), EncodingError.Context(
-                codingPath: codingPath,
+                codingPath: elementIndex.map { basePath.appending(index: $0).keys } ?? codingPath,
                 debugDescription: "The SQL has \(count) parameter(s), too few for the values encoded in order. SQL: \(statement.sql)"))
         }
         nextPositionalIndex += 1

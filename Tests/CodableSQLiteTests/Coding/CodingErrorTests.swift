@@ -164,6 +164,25 @@ struct ArrayEncodingTests {
         #expect(try db.read("SELECT count(*) AS n FROM r")[0]["n"] == .integer(0))
     }
 
+    @Test func valuesBeyondThePositionalParametersNameTheirIndex() throws {
+        struct Triple: Encodable {
+            func encode(to encoder: any Encoder) throws {
+                var container = encoder.unkeyedContainer()
+                try container.encode(1)
+                try container.encode("two")
+                try container.encode(3.5)
+            }
+        }
+        let db = try TestDatabases.memory()
+        try db.execute(raw: "CREATE TABLE pair (a, b)")
+        let error = #expect(throws: EncodingError.self) { try SQLite.Encoder(db).encode(Triple(), using: "INSERT INTO pair VALUES (?, ?)") }
+        guard case .invalidValue(let value, let context)? = error else { Issue.record("expected invalidValue"); return }
+        #expect(value as? Double == 3.5)
+        #expect(context.codingPath.map(\.intValue) == [2])
+        #expect(context.debugDescription.contains("2 parameter(s)"))
+        #expect(try db.read("SELECT count(*) AS n FROM pair")[0]["n"] == .integer(0))
+    }
+
     @Test func genericallyTypedArraysAreWrittenRowByRow() throws {
         func save<T: Encodable>(_ value: T, with encoder: SQLite.Encoder) throws {
             try encoder.encode(value, using: "INSERT INTO r VALUES (:id, :value)")
