@@ -39,20 +39,25 @@ final class ValueEncoder: Swift.Encoder, SingleValueEncodingContainer {
         return encoder.result
     }
 
+    /// A date as a REAL number; a NaN date is an error (SQLite would store NULL).
+    private static func number(_ value: Double, of date: Date, at path: CodingPath) throws -> SQLite.Value {
+        guard !value.isNaN else {
+            throw EncodingError.invalidValue(DateCoding.reportable(date), EncodingError.Context(
+                codingPath: path.keys, debugDescription: "Unable to store a Date whose time is NaN: SQLite stores NaN as NULL."))
+        }
+        return .double(value)
+    }
+
     static func dateValue(_ date: Date, at path: CodingPath, options: EncodingOptions) throws -> SQLite.Value {
         switch options.dateStrategy {
         case .iso8601:
             return .text(try DateCoding.text(for: date, path: path))
-        case .secondsSince1970, .millisecondsSince1970, .deferredToDate:
-            guard !date.timeIntervalSinceReferenceDate.isNaN else {
-                throw EncodingError.invalidValue(DateCoding.reportable(date), EncodingError.Context(
-                    codingPath: path.keys, debugDescription: "Unable to store a Date whose time is NaN: SQLite stores NaN as NULL."))
-            }
-            switch options.dateStrategy {
-            case .secondsSince1970: return .double(date.timeIntervalSince1970)
-            case .millisecondsSince1970: return .double(date.timeIntervalSince1970 * 1000)
-            default: return .double(date.timeIntervalSinceReferenceDate)
-            }
+        case .secondsSince1970:
+            return try number(date.timeIntervalSince1970, of: date, at: path)
+        case .millisecondsSince1970:
+            return try number(date.timeIntervalSince1970 * 1000, of: date, at: path)
+        case .deferredToDate:
+            return try number(date.timeIntervalSinceReferenceDate, of: date, at: path)
         case .formatted(let formatter):
             return .text(formatter.string(from: date))
         case .custom(let encode):

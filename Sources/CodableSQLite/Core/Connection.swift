@@ -189,7 +189,6 @@ final class Connection {
     /// Runs `block` in a transaction, or in a savepoint when one is already open.
     /// Commits (or releases) when it returns; rolls back and rethrows when it throws.
     func inTransaction<R>(_ block: () throws -> R) throws -> R {
-        try checkBlockTransactionIsOpen()
         transactionBlockDepth += 1
         defer { transactionBlockDepth -= 1 }
         if isAutocommit {

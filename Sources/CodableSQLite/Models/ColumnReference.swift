@@ -63,7 +63,7 @@ struct ColumnReference: Hashable, Sendable {
     private static func search(
         _ base: Any.Type, prefix: AnyKeyPath?, names: [String], containers: [Any.Type], target: AnyKeyPath, depth: Int
     ) -> ([String], Any.Type, [Any.Type])? {
-        guard let fields = try? storedFields(base) else { return nil }
+        guard let fields = try? ModelSchema.storedFields(ofType: base) else { return nil }
         var candidates: [(AnyKeyPath, [String], Any.Type)] = []
         for field in fields {
             guard let full = prefix.map({ $0.appending(path: field.keyPath) }) ?? field.keyPath else { continue }
@@ -78,11 +78,6 @@ struct ColumnReference: Hashable, Sendable {
             }
         }
         return nil
-    }
-
-    private static func storedFields(_ type: Any.Type) throws -> [ModelSchema.Field] {
-        func open<T>(_ type: T.Type) throws -> [ModelSchema.Field] { try ModelSchema.storedFields(of: type) }
-        return try _openExistential(type, do: open)
     }
 }
 

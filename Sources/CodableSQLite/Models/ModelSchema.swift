@@ -61,10 +61,10 @@ struct ModelSchema: @unchecked Sendable {  // immutable after creation; AnyKeyPa
         let type: Any.Type
     }
 
-    /// The stored properties of a value's dynamic type.
-    static func storedFields(ofTypeOf value: Any) throws -> [Field] {
+    /// ``storedFields(of:)`` for a type known only at run time.
+    static func storedFields(ofType type: Any.Type) throws -> [Field] {
         func open<T>(_ type: T.Type) throws -> [Field] { try storedFields(of: type) }
-        return try _openExistential(type(of: value), do: open)
+        return try _openExistential(type, do: open)
     }
 
     /// Stored properties with their names, key paths and types, in declaration order.
