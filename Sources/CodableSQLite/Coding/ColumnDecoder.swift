@@ -1,4 +1,3 @@
-import CSQLite
 import Foundation
 
 /// The `Swift.Decoder` for one column of the current row: a single value reads the column as
@@ -24,7 +23,7 @@ final class ColumnDecoder: Swift.Decoder, SingleValueDecodingContainer {
         let storageClass = statement.type(at: column)
         let location = row.context.location(column: column)
         switch storageClass {
-        case SQLITE_TEXT, SQLITE_BLOB:
+        case .text, .blob:
             let value: JSONValue
             do {
                 value = try statement.withUTF8(at: column) { try JSONParser.parse($0) }
@@ -37,11 +36,11 @@ final class ColumnDecoder: Swift.Decoder, SingleValueDecodingContainer {
             var path = row.basePath
             if let key { path = path.appending(key) }
             return JSONTreeDecoder(value: value, path: path, context: row.context, column: column)
-        case SQLITE_NULL:
+        case .null:
             throw DecodingFailure.valueNotFound(type, found: "NULL", path: codingPath, location: location)
         default:
             throw DecodingFailure.typeMismatch(
-                type, found: DecodingContext.describe(storageClass: storageClass) + " (not JSON text)",
+                type, found: storageClass.description + " (not JSON text)",
                 path: codingPath, location: location)
         }
     }
@@ -58,7 +57,7 @@ final class ColumnDecoder: Swift.Decoder, SingleValueDecodingContainer {
 
     // MARK: SingleValueDecodingContainer
 
-    func decodeNil() -> Bool { row.statement.type(at: column) == SQLITE_NULL }
+    func decodeNil() -> Bool { row.statement.type(at: column) == .null }
     func decode(_ type: Bool.Type) throws -> Bool { try row.decodeBool(column: column, key: { self.key }) }
     func decode(_ type: String.Type) throws -> String { try row.decodeString(column: column, key: { self.key }) }
     func decode(_ type: Double.Type) throws -> Double { try row.decodeFloat(type, column: column, key: { self.key }) }

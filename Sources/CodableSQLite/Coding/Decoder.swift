@@ -112,34 +112,12 @@ extension SQLite {
 
         private func decodeOne<T: Decodable>(_ type: T.Type, using sql: SQL, bind: (Statement) throws -> Void) throws -> T? {
             let options = self.options
-            return try run(sql, bind: bind) { statement in
-                guard try statement.step() else { return nil }
-                let decoder = RowDecoder(statement: statement, options: options)
-                let value = try decoder.decodeRow(T.self)
-                if try statement.step() {
-                    throw DecodingError.typeMismatch(T.self, DecodingError.Context(
-                        codingPath: [],
-                        debugDescription: "Expected to decode one \(T.self) row but found several rows instead; "
-                            + "decode [\(T.self)].self for all of them, or add LIMIT 1. SQL: \(sql)"))
-                }
-                return value
-            }
+            return try run(sql, bind: bind) { try $0.decodeSingleRow(T.self, options: options) }
         }
 
         private func decodeAll<T: Decodable>(_ type: T.Type, using sql: SQL, bind: (Statement) throws -> Void) throws -> [T] {
             let options = self.options
-            return try run(sql, bind: bind) { statement in
-                var values: [T] = []
-                guard try statement.step() else { return values }
-                let decoder = RowDecoder(statement: statement, options: options)
-                var index = 0
-                repeat {
-                    decoder.rowIndex = index
-                    values.append(try decoder.decodeRow(T.self))
-                    index += 1
-                } while try statement.step()
-                return values
-            }
+            return try run(sql, bind: bind) { try $0.decodeRows(T.self, options: options) }
         }
 
         /// Runs a read-only statement on a reader (or the caller's transaction), and one that
@@ -171,7 +149,7 @@ extension SQLite {
         /// let task = try await decoder.decode(Task.self, using: Task.fetchByID, arguments: ["id": .text(id)])
         /// ```
         public func decode<T: Decodable & Sendable>(_ type: T.Type, using sql: SQL, arguments: SQLiteArguments = [:]) async throws -> T? {
-            try await database.perform(on: database.readerQueue) { try self.decode(type, using: sql, arguments: arguments) }
+            try await database.performRead { _ in try self.decode(type, using: sql, arguments: arguments) }
         }
 
         /// Asynchronous ``decode(_:using:arguments:)-(T.Type,_,[SQLite.Value])``.
@@ -180,7 +158,7 @@ extension SQLite {
         /// let task = try await decoder.decode(Task.self, using: "SELECT * FROM tasks WHERE id = ?", arguments: [.text(id)])
         /// ```
         public func decode<T: Decodable & Sendable>(_ type: T.Type, using sql: SQL, arguments: [SQLite.Value]) async throws -> T? {
-            try await database.perform(on: database.readerQueue) { try self.decode(type, using: sql, arguments: arguments) }
+            try await database.performRead { _ in try self.decode(type, using: sql, arguments: arguments) }
         }
 
         /// Asynchronous `decode(_:using:arguments:)`.
@@ -189,7 +167,7 @@ extension SQLite {
         /// let tasks = try await decoder.decode([Task].self, using: Task.fetchAll)
         /// ```
         public func decode<T: Decodable & Sendable>(_ type: [T].Type, using sql: SQL, arguments: SQLiteArguments = [:]) async throws -> [T] {
-            try await database.perform(on: database.readerQueue) { try self.decode(type, using: sql, arguments: arguments) }
+            try await database.performRead { _ in try self.decode(type, using: sql, arguments: arguments) }
         }
 
         /// Asynchronous `decode(_:using:arguments:)`.
@@ -198,7 +176,7 @@ extension SQLite {
         /// let names = try await decoder.decode([String].self, using: "SELECT name FROM people WHERE age > ?", arguments: [.integer(17)])
         /// ```
         public func decode<T: Decodable & Sendable>(_ type: [T].Type, using sql: SQL, arguments: [SQLite.Value]) async throws -> [T] {
-            try await database.perform(on: database.readerQueue) { try self.decode(type, using: sql, arguments: arguments) }
+            try await database.performRead { _ in try self.decode(type, using: sql, arguments: arguments) }
         }
     }
 }

@@ -1,4 +1,3 @@
-import CSQLite
 import Foundation
 
 /// What every decoder of one statement shares: the options, and what error messages name
@@ -26,17 +25,6 @@ final class DecodingContext {
     /// ` (JSON in column "tags"; SQL: SELECT …)`
     func jsonLocation(column: Int32) -> String {
         " (JSON in column \"\(columnName(column))\"; SQL: \(sql))"
-    }
-
-    /// How an SQLite storage class is named in errors.
-    static func describe(storageClass: Int32) -> String {
-        switch storageClass {
-        case SQLITE_INTEGER: "an INTEGER value"
-        case SQLITE_FLOAT: "a REAL value"
-        case SQLITE_TEXT: "a TEXT value"
-        case SQLITE_BLOB: "a BLOB value"
-        default: "NULL"
-        }
     }
 }
 

@@ -100,7 +100,7 @@ extension SQLite {
             }
             try database.withWriter { connection in
                 try connection.withStatement(sql) { statement in
-                    try RowEncoder(statement: statement, options: options).encodeRow(value)
+                    try statement.bindRow(value, options: options)
                     try statement.run()
                 }
             }
@@ -125,7 +125,7 @@ extension SQLite {
         /// try await encoder.encode(task, using: Task.upsert)
         /// ```
         public func encode<T: Encodable & Sendable>(_ value: T, using sql: SQL) async throws {
-            try await database.perform(on: database.writerQueue) { try self.encode(value, using: sql) }
+            try await database.performWrite { _ in try self.encode(value, using: sql) }
         }
 
         /// Asynchronous `encode(_:using:)` of an array, run off the cooperative thread pool.
@@ -134,7 +134,7 @@ extension SQLite {
         /// try await encoder.encode(tasks, using: Task.upsert)
         /// ```
         public func encode<T: Encodable & Sendable>(_ values: [T], using sql: SQL) async throws {
-            try await database.perform(on: database.writerQueue) { try self.encode(values, using: sql) }
+            try await database.performWrite { _ in try self.encode(values, using: sql) }
         }
     }
 }
@@ -148,19 +148,10 @@ extension Array: EncodableArray where Element: Encodable {
     func encodeRows(into database: SQLite.Database, using sql: SQL, options: EncodingOptions) throws {
         try database.withWriter { connection in
             try connection.withStatement(sql) { statement in
-                try connection.inTransaction {
-                    let encoder = RowEncoder(statement: statement, options: options)
-                    for (index, element) in enumerated() {
-                        do {
-                            encoder.elementIndex = index
-                            try encoder.encodeRow(element)
-                            try statement.run()
-                            statement.reset()
-                        } catch var error as SQLite.Error {
-                            error.elementIndex = index
-                            throw error
-                        }
-                    }
+                _ = try connection.forEachElement(self) { index, element in
+                    try statement.bindRow(element, options: options, elementIndex: index)
+                    try statement.run()
+                    statement.reset()
                 }
             }
         }

@@ -1,4 +1,3 @@
-import CSQLite
 import Foundation
 
 /// Reads each key from the result column of the same name.
@@ -19,12 +18,12 @@ struct RowKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtocol
     /// The column of a present, non-NULL value; `nil` for a missing column or NULL.
     @inline(__always)
     private func presentColumn(_ key: Key) -> Int32? {
-        guard let column = decoder.column(for: key), decoder.statement.type(at: column) != SQLITE_NULL else { return nil }
+        guard let column = decoder.column(for: key), decoder.statement.type(at: column) != .null else { return nil }
         return column
     }
 
     func decodeNil(forKey key: Key) throws -> Bool {
-        decoder.statement.type(at: try column(key)) == SQLITE_NULL
+        decoder.statement.type(at: try column(key)) == .null
     }
 
     func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try decoder.decodeBool(column: try column(key), key: { AnyCodingKey(key) }) }
@@ -119,7 +118,7 @@ struct RowUnkeyedDecodingContainer: UnkeyedDecodingContainer {
     }
 
     mutating func decodeNil() throws -> Bool {
-        guard !isAtEnd, decoder.statement.type(at: Int32(currentIndex)) == SQLITE_NULL else { return false }
+        guard !isAtEnd, decoder.statement.type(at: Int32(currentIndex)) == .null else { return false }
         currentIndex += 1
         return true
     }

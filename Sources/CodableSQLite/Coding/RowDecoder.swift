@@ -1,4 +1,3 @@
-import CSQLite
 import Foundation
 
 /// Column lookups for one statement, kept on the statement between calls so a decode call does
@@ -32,11 +31,11 @@ final class ColumnPlan {
     /// The plan cached on `statement` for these options, made when missing or stale.
     static func plan(for statement: Statement, options: DecodingOptions) -> ColumnPlan {
         let strategy = options.keyStrategy.planIdentifier
-        if let strategy, let plan = statement.columnPlan, plan.strategy == strategy, plan.compilation == statement.compilation {
+        if let strategy, let plan = statement.plans.columns, plan.strategy == strategy, plan.compilation == statement.compilation {
             return plan
         }
         let plan = ColumnPlan(statement: statement, options: options, strategy: strategy ?? -1)
-        if strategy != nil { statement.columnPlan = plan }
+        if strategy != nil { statement.plans.columns = plan }
         return plan
     }
 }
@@ -77,7 +76,7 @@ final class RowDecoder: Swift.Decoder {
 
     func decodeRow<T: Decodable>(_ type: T.Type) throws -> T {
         lookupCursor = 0
-        if isStoredDirectly(T.self) {
+        if StoredForm.isSpecial(T.self) {
             return try decodeValue(T.self, column: try singleColumn(for: T.self), key: { nil })
         }
         return try T(from: self)
@@ -156,17 +155,17 @@ final class RowDecoder: Swift.Decoder {
     // than a generic optional key: the containers run unspecialized for the caller's key type, and
     // asking the runtime for `Optional<Key>` metadata on every value is measurably slow.)
 
-    private func path(_ key: () -> AnyCodingKey?) -> [any CodingKey] {
+    func path(_ key: () -> AnyCodingKey?) -> [any CodingKey] {
         basePath.keys(appending: key())
     }
 
-    private func unexpected(_ type: Any.Type, column: Int32, key: () -> AnyCodingKey?) -> DecodingError {
+    func unexpected(_ type: Any.Type, column: Int32, key: () -> AnyCodingKey?) -> DecodingError {
         let storageClass = statement.type(at: column)
-        if storageClass == SQLITE_NULL {
+        if storageClass == .null {
             return DecodingFailure.valueNotFound(type, found: "NULL", path: path(key), location: context.location(column: column))
         }
         return DecodingFailure.typeMismatch(
-            type, found: DecodingContext.describe(storageClass: storageClass), path: path(key),
+            type, found: storageClass.description, path: path(key),
             location: context.location(column: column))
     }
 
@@ -174,15 +173,15 @@ final class RowDecoder: Swift.Decoder {
         DecodingFailure.numberDoesNotFit(number, type, path: path(key), location: context.location(column: column))
     }
 
-    private func corrupted(_ description: String, column: Int32, key: () -> AnyCodingKey?) -> DecodingError {
+    func corrupted(_ description: String, column: Int32, key: () -> AnyCodingKey?) -> DecodingError {
         DecodingFailure.dataCorrupted(description, path: path(key), location: context.location(column: column))
     }
 
     /// INTEGER or REAL: zero is false, anything else true.
     func decodeBool(column: Int32, key: () -> AnyCodingKey?) throws -> Bool {
         switch statement.type(at: column) {
-        case SQLITE_INTEGER: return statement.int64(at: column) != 0
-        case SQLITE_FLOAT: return statement.double(at: column) != 0
+        case .integer: return statement.int64(at: column) != 0
+        case .real: return statement.double(at: column) != 0
         default: throw unexpected(Bool.self, column: column, key: key)
         }
     }
@@ -190,11 +189,11 @@ final class RowDecoder: Swift.Decoder {
     /// INTEGER, or REAL holding a whole number, that fits the type exactly.
     func decodeInteger<I: FixedWidthInteger>(_ type: I.Type, column: Int32, key: () -> AnyCodingKey?) throws -> I {
         switch statement.type(at: column) {
-        case SQLITE_INTEGER:
+        case .integer:
             let value = statement.int64(at: column)
             if let integer = I(exactly: value) { return integer }
             throw doesNotFit(String(value), I.self, column: column, key: key)
-        case SQLITE_FLOAT:
+        case .real:
             let value = statement.double(at: column)
             if let integer = I(exactly: value) { return integer }
             throw doesNotFit(String(value), I.self, column: column, key: key)
@@ -206,14 +205,14 @@ final class RowDecoder: Swift.Decoder {
     /// REAL or INTEGER; a finite REAL too large for `Float` is an error.
     func decodeFloat<F: BinaryFloatingPoint>(_ type: F.Type, column: Int32, key: () -> AnyCodingKey?) throws -> F {
         switch statement.type(at: column) {
-        case SQLITE_FLOAT:
+        case .real:
             let value = statement.double(at: column)
             let converted = F(value)
             if converted.isInfinite && value.isFinite {
                 throw doesNotFit(String(value), F.self, column: column, key: key)
             }
             return converted
-        case SQLITE_INTEGER:
+        case .integer:
             return F(statement.int64(at: column))
         default:
             throw unexpected(F.self, column: column, key: key)
@@ -221,111 +220,45 @@ final class RowDecoder: Swift.Decoder {
     }
 
     func decodeString(column: Int32, key: () -> AnyCodingKey?) throws -> String {
-        guard statement.type(at: column) == SQLITE_TEXT else { throw unexpected(String.self, column: column, key: key) }
+        guard statement.type(at: column) == .text else { throw unexpected(String.self, column: column, key: key) }
         return statement.text(at: column)
     }
 
-    /// Any `Decodable`: the types SQLite stores directly by their own rule, else through a
-    /// ``ColumnDecoder`` (single values read the column, containers read its JSON).
+    /// Any `Decodable`: the types the storage contract stores by its own rule (``StoredForm``),
+    /// else through a ``ColumnDecoder`` (single values read the column, containers read its JSON).
     func decodeValue<T: Decodable>(_ type: T.Type, column: Int32, key: () -> AnyCodingKey?) throws -> T {
-        if T.self == Date.self {
-            return identityCast(try decodeDate(column: column, key: key), to: T.self)
-        } else if T.self == UUID.self {
-            return identityCast(try decodeUUID(column: column, key: key), to: T.self)
-        } else if T.self == [String].self, statement.type(at: column) == SQLITE_TEXT,
-                  let strings = statement.withUTF8(at: column, JSONParser.parseStringArray) {
-            return identityCast(strings, to: T.self)
-        } else if T.self == Data.self {
-            guard statement.type(at: column) == SQLITE_BLOB else { throw unexpected(Data.self, column: column, key: key) }
-            return identityCast(statement.data(at: column), to: T.self)
-        } else if T.self == URL.self {
-            let text = try decodeString(column: column, key: key)
-            guard let url = URL(string: text) else {
-                throw corrupted("Invalid URL string \"\(DecodingFailure.preview(text))\"", column: column, key: key)
+        if StoredForm.isSpecial(T.self) {
+            return try withoutActuallyEscaping(key) { key in
+                try StoredForm.decode(T.self, from: ColumnSource(row: self, column: column, key: key))
             }
-            return identityCast(url, to: T.self)
-        } else if T.self == Decimal.self {
-            return identityCast(try decodeDecimal(column: column, key: key), to: T.self)
+        } else if T.self == [String].self, statement.type(at: column) == .text,
+                  let strings = statement.withUTF8(at: column, JSONParser.parseStringArray) {
+            // A fast path for the most common nested value; the same result as the general path.
+            return try identityCast(strings, to: T.self)
         }
         return try T(from: ColumnDecoder(row: self, column: column, key: key()))
     }
-
-    private func decodeUUID(column: Int32, key: () -> AnyCodingKey?) throws -> UUID {
-        switch statement.type(at: column) {
-        case SQLITE_TEXT:
-            if let uuid = statement.withUTF8(at: column, ValueParsing.uuid) { return uuid }
-            throw corrupted(
-                "Attempted to decode UUID from invalid UUID string \"\(DecodingFailure.preview(statement.text(at: column)))\"",
-                column: column, key: key)
-        case SQLITE_BLOB:
-            if let uuid = ValueParsing.uuid(blob: statement.data(at: column)) { return uuid }
-            throw corrupted(
-                "Attempted to decode UUID from a \(sqlite3_column_bytes(statement.handle, column))-byte blob; a UUID blob has 16 bytes",
-                column: column, key: key)
-        default:
-            throw unexpected(UUID.self, column: column, key: key)
-        }
-    }
-
-    private func decodeDecimal(column: Int32, key: () -> AnyCodingKey?) throws -> Decimal {
-        switch statement.type(at: column) {
-        case SQLITE_TEXT:
-            let text = statement.text(at: column)
-            if let decimal = ValueParsing.decimal(text) { return decimal }
-            throw corrupted("Text \"\(DecodingFailure.preview(text))\" is not a decimal number", column: column, key: key)
-        case SQLITE_INTEGER: return Decimal(statement.int64(at: column))
-        case SQLITE_FLOAT:
-            // A REAL (say from a NUMERIC column) converts through its shortest text, so 19.99 stays
-            // 19.99; Decimal(Double) would give 19.98999… and traps on infinity.
-            let double = statement.double(at: column)
-            if double.isFinite, let decimal = ValueParsing.decimal("\(double)") { return decimal }
-            throw corrupted("The REAL value \(double) does not fit in a Decimal", column: column, key: key)
-        default: throw unexpected(Decimal.self, column: column, key: key)
-        }
-    }
-
-    /// A number of seconds for a `Date`: an infinite one is an error, not a `Date` that traps when printed.
-    private func finiteSeconds(_ seconds: Double, column: Int32, key: () -> AnyCodingKey?) throws -> Double {
-        guard seconds.isFinite else {
-            throw corrupted("The REAL value \(seconds) is not a point in time", column: column, key: key)
-        }
-        return seconds
-    }
-
-    private func decodeDate(column: Int32, key: () -> AnyCodingKey?) throws -> Date {
-        let storageClass = statement.type(at: column)
-        switch options.dateStrategy {
-        case .iso8601:
-            switch storageClass {
-            case SQLITE_TEXT:
-                if let date = statement.withUTF8(at: column, DateText.parse) { return date }
-                throw DecodingFailure.invalidDate(statement.text(at: column), path: path(key), location: context.location(column: column))
-            case SQLITE_INTEGER, SQLITE_FLOAT:
-                return Date(timeIntervalSince1970: try finiteSeconds(statement.double(at: column), column: column, key: key))
-            default:
-                throw unexpected(Date.self, column: column, key: key)
-            }
-        case .secondsSince1970:
-            return Date(timeIntervalSince1970: try finiteSeconds(decodeFloat(Double.self, column: column, key: key), column: column, key: key))
-        case .millisecondsSince1970:
-            return Date(timeIntervalSince1970: try finiteSeconds(decodeFloat(Double.self, column: column, key: key), column: column, key: key) / 1000)
-        case .deferredToDate:
-            return Date(timeIntervalSinceReferenceDate: try finiteSeconds(decodeFloat(Double.self, column: column, key: key), column: column, key: key))
-        case .formatted(let formatter):
-            let text = try decodeString(column: column, key: key)
-            if let date = formatter.date(from: text) { return date }
-            throw corrupted(
-                "Date string \"\(DecodingFailure.preview(text))\" does not match format expected by formatter", column: column, key: key)
-        case .custom(let decode):
-            return try decode(ColumnDecoder(row: self, column: column, key: key()))
-        }
-    }
 }
 
-/// `value` as `T` when the caller has checked that `T` is `U` (`T.self == U.self`): the identity,
-/// without the dynamic cast (and its `Optional<T>` metadata) that `as? T` would cost in
-/// unspecialized generic code.
-@inline(__always)
-func identityCast<U, T>(_ value: U, to type: T.Type) -> T {
-    unsafeBitCast(value, to: T.self)
+/// One column of the current row, as ``StoredForm`` reads it.
+private struct ColumnSource: StoredSource {
+    let row: RowDecoder
+    let column: Int32
+    let key: () -> AnyCodingKey?
+
+    var storageClass: StorageClass? { row.statement.type(at: column) }
+    var isJSON: Bool { false }
+    var numberLiteral: String? { nil }
+    var options: DecodingOptions { row.options }
+    func int64() -> Int64 { row.statement.int64(at: column) }
+    func double() -> Double { row.statement.double(at: column) }
+    func text() -> String { row.statement.text(at: column) }
+    func withUTF8<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R { try row.statement.withUTF8(at: column, body) }
+    func blob() -> Data { row.statement.data(at: column) }
+    func decoder() -> any Swift.Decoder { ColumnDecoder(row: row, column: column, key: key()) }
+    func unexpected(_ type: Any.Type) -> DecodingError { row.unexpected(type, column: column, key: key) }
+    func corrupted(_ description: String) -> DecodingError { row.corrupted(description, column: column, key: key) }
+    func invalidDate(_ text: String) -> DecodingError {
+        DecodingFailure.invalidDate(text, path: row.path(key), location: row.context.location(column: column))
+    }
 }

@@ -25,12 +25,12 @@ struct RowKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtocol
 
     mutating func encode(_ value: Double, forKey key: Key) throws {
         guard let target = try encoder.target(for: key, value: value) else { return }
-        try encoder.bind(try ScalarEncoding.real(value, path: path(key)), to: target)
+        try encoder.bind(try StoredForm.real(value, path: path(key)), to: target)
     }
 
     mutating func encode(_ value: Float, forKey key: Key) throws {
         guard let target = try encoder.target(for: key, value: value) else { return }
-        try encoder.bind(try ScalarEncoding.real(value, path: path(key)), to: target)
+        try encoder.bind(try StoredForm.real(value, path: path(key)), to: target)
     }
 
     mutating func encode(_ value: Int, forKey key: Key) throws { try encodeInteger(value, forKey: key) }
@@ -47,7 +47,7 @@ struct RowKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtocol
     @inline(__always)
     private func encodeInteger<I: BinaryInteger>(_ value: I, forKey key: Key) throws {
         guard let target = try encoder.target(for: key, value: value) else { return }
-        try encoder.bind(try ScalarEncoding.integer(value, path: path(key)), to: target)
+        try encoder.bind(try StoredForm.integer(value, path: path(key)), to: target)
     }
 
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
@@ -126,12 +126,12 @@ struct RowUnkeyedEncodingContainer: UnkeyedEncodingContainer {
     mutating func encode(_ value: String) throws { try encoder.bind(value, to: try nextTarget(value)) }
 
     mutating func encode(_ value: Double) throws {
-        let real = try ScalarEncoding.real(value, path: path.keys)
+        let real = try StoredForm.real(value, path: path.keys)
         try encoder.bind(real, to: try nextTarget(value))
     }
 
     mutating func encode(_ value: Float) throws {
-        let real = try ScalarEncoding.real(value, path: path.keys)
+        let real = try StoredForm.real(value, path: path.keys)
         try encoder.bind(real, to: try nextTarget(value))
     }
 
@@ -147,7 +147,7 @@ struct RowUnkeyedEncodingContainer: UnkeyedEncodingContainer {
     mutating func encode(_ value: UInt64) throws { try encodeInteger(value) }
 
     private mutating func encodeInteger<I: BinaryInteger>(_ value: I) throws {
-        let integer = try ScalarEncoding.integer(value, path: path.keys)
+        let integer = try StoredForm.integer(value, path: path.keys)
         try encoder.bind(integer, to: try nextTarget(value))
     }
 
@@ -203,12 +203,12 @@ struct RowSingleValueEncodingContainer: SingleValueEncodingContainer {
     mutating func encode(_ value: String) throws { try encoder.bind(value, to: try encoder.positionalTarget(for: value)) }
 
     mutating func encode(_ value: Double) throws {
-        let real = try ScalarEncoding.real(value, path: codingPath)
+        let real = try StoredForm.real(value, path: codingPath)
         try encoder.bind(real, to: try encoder.positionalTarget(for: value))
     }
 
     mutating func encode(_ value: Float) throws {
-        let real = try ScalarEncoding.real(value, path: codingPath)
+        let real = try StoredForm.real(value, path: codingPath)
         try encoder.bind(real, to: try encoder.positionalTarget(for: value))
     }
 
@@ -224,7 +224,7 @@ struct RowSingleValueEncodingContainer: SingleValueEncodingContainer {
     mutating func encode(_ value: UInt64) throws { try encodeInteger(value) }
 
     private func encodeInteger<I: BinaryInteger>(_ value: I) throws {
-        let integer = try ScalarEncoding.integer(value, path: codingPath)
+        let integer = try StoredForm.integer(value, path: codingPath)
         try encoder.bind(integer, to: try encoder.positionalTarget(for: value))
     }
 

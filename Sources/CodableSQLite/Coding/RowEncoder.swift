@@ -22,12 +22,12 @@ final class ParameterPlan {
     /// The plan cached on `statement` for these options, made when missing.
     static func plan(for statement: Statement, options: EncodingOptions) -> ParameterPlan {
         let strategy = options.keyStrategy.planIdentifier
-        if let strategy, let plan = statement.parameterPlan, plan.strategy == strategy,
+        if let strategy, let plan = statement.plans.parameters, plan.strategy == strategy,
            plan.ignoresUnusedProperties == options.ignoresUnusedProperties {
             return plan
         }
         let plan = ParameterPlan(strategy: strategy ?? -1, ignoresUnusedProperties: options.ignoresUnusedProperties)
-        if strategy != nil { statement.parameterPlan = plan }
+        if strategy != nil { statement.plans.parameters = plan }
         return plan
     }
 }
@@ -80,7 +80,7 @@ final class RowEncoder: Swift.Encoder {
     }
 
     func encodeTopLevel<T: Encodable>(_ value: T) throws {
-        if isStoredDirectly(T.self) {
+        if StoredForm.isSpecial(T.self) {
             try encodeValue(value, to: try positionalTarget(for: value), path: basePath)
         } else {
             try value.encode(to: self)
@@ -206,56 +206,5 @@ final class RowEncoder: Swift.Encoder {
     /// Binds any `Encodable` value in its stored form (see ``ValueEncoder``).
     func encodeValue<T: Encodable>(_ value: T, to target: ParameterTarget, path: @autoclosure () -> CodingPath) throws {
         try bind(try ValueEncoder.value(for: value, at: path(), options: options), to: target)
-    }
-}
-
-/// Whether a value of this type is stored as one column value by its own rule rather than
-/// through its `Codable` implementation.
-func isStoredDirectly(_ type: Any.Type) -> Bool {
-    type == Date.self || type == UUID.self || type == Data.self || type == URL.self || type == Decimal.self
-}
-
-/// Checks shared by every place that stores numbers or dates.
-enum ScalarEncoding {
-    /// An integer as SQLite's 64-bit signed INTEGER, or `EncodingError` when it does not fit.
-    @inline(__always)
-    static func integer<I: BinaryInteger>(_ value: I, path: @autoclosure () -> [any CodingKey]) throws -> Int64 {
-        guard let integer = Int64(exactly: value) else {
-            throw EncodingError.invalidValue(value, EncodingError.Context(
-                codingPath: path(),
-                debugDescription: "Unable to store \(I.self) value \(value): SQLite integers are 64-bit signed "
-                    + "(at most \(Int64.max)). Store it as a String, or as a Double if precision may be lost."))
-        }
-        return integer
-    }
-
-    /// A floating-point number as REAL; NaN, which SQLite would turn into NULL, is an error.
-    @inline(__always)
-    static func real<F: BinaryFloatingPoint>(_ value: F, path: @autoclosure () -> [any CodingKey]) throws -> Double {
-        guard !value.isNaN else {
-            throw EncodingError.invalidValue(value, EncodingError.Context(
-                codingPath: path(),
-                debugDescription: "Unable to store \(F.self).nan in SQLite: SQLite stores NaN as NULL."))
-        }
-        return Double(value)
-    }
-}
-
-/// Dates as text, with the error for dates the text format cannot hold.
-enum DateCoding {
-    static func text(for date: Date, path: CodingPath) throws -> String {
-        guard let text = DateText.format(date) else {
-            throw EncodingError.invalidValue(reportable(date), EncodingError.Context(
-                codingPath: path.keys,
-                debugDescription: "Unable to store Date \(date.timeIntervalSinceReferenceDate) (seconds since 2001) as text: "
-                    + "the date text format covers years 0 to 9999. Use dateEncodingStrategy .secondsSince1970 for other dates."))
-        }
-        return text
-    }
-
-    /// The date, or its time interval when the date is NaN or infinite: describing such a `Date`
-    /// traps in Foundation, and errors get described.
-    static func reportable(_ date: Date) -> Any {
-        date.timeIntervalSinceReferenceDate.isFinite ? date : date.timeIntervalSinceReferenceDate
     }
 }

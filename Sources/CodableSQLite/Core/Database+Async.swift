@@ -1,14 +1,60 @@
 import Dispatch
+import Foundation
 
 extension SQLite.Database {
-    /// Runs `work` on one of the database's dispatch queues, so SQLite I/O never blocks the
-    /// cooperative thread pool that runs Swift tasks.
-    func perform<R: Sendable>(on queue: DispatchQueue, _ work: @escaping @Sendable () throws -> R) async throws -> R {
+    /// Runs `work` with the writer, off the cooperative thread pool (see ``perform(on:_:)``).
+    func performWrite<R: Sendable>(_ work: @escaping @Sendable (RawConnection) throws -> R) async throws -> R {
+        try await perform(on: writerPool, work)
+    }
+
+    /// Runs `work` with a reader (the writer for in-memory databases), off the cooperative pool.
+    func performRead<R: Sendable>(_ work: @escaping @Sendable (RawConnection) throws -> R) async throws -> R {
+        try await perform(on: readerPool ?? writerPool, work)
+    }
+
+    /// Runs `work` on a connection of `pool`, on that connection's own serial queue.
+    ///
+    /// Waiting for a connection suspends the task; no thread is blocked. Cancelling the task
+    /// while it waits removes it from the queue; cancelling it while `work` runs interrupts SQLite
+    /// (`sqlite3_interrupt`), and either way the call throws `CancellationError`. Calls that
+    /// `work` makes on this database run inline on the same connection.
+    private func perform<R: Sendable>(on pool: ConnectionPool, _ work: @escaping @Sendable (RawConnection) throws -> R) async throws -> R {
         try Task.checkCancellation()
-        return try await withCheckedThrowingContinuation { continuation in
-            queue.async {
-                continuation.resume(with: Result(catching: work))
+        let lease = try await pool.lease()
+        let access = AsyncAccess()
+        let database = ObjectIdentifier(self)
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<R, any Error>) in
+                let queue: DispatchQueue
+                if case .connection(let connection) = lease { queue = connection.queue } else { queue = .global() }
+                queue.async {
+                    let connection: RawConnection
+                    do {
+                        connection = try pool.connection(for: lease)
+                    } catch {
+                        continuation.resume(throwing: error)
+                        return
+                    }
+                    guard access.begin(on: connection) else {
+                        pool.release(connection)
+                        continuation.resume(throwing: CancellationError())
+                        return
+                    }
+                    let held = HeldConnections.current
+                    held.push(connection, of: database)
+                    let result = Result { try Self.run(work, on: connection) }
+                    held.pop()
+                    let wasCancelled = access.end(on: connection)
+                    pool.release(connection)
+                    if wasCancelled, case .failure = result {
+                        continuation.resume(throwing: CancellationError())
+                    } else {
+                        continuation.resume(with: result)
+                    }
+                }
             }
+        } onCancel: {
+            access.cancel()
         }
     }
 
@@ -19,7 +65,7 @@ extension SQLite.Database {
     /// ```
     @discardableResult
     public func execute(raw sql: SQL) async throws -> [SQLiteRow] {
-        try await perform(on: writerQueue) { try self.execute(raw: sql) }
+        try await performWrite { _ in try self.execute(raw: sql) }
     }
 
     /// Asynchronous ``write(_:arguments:)-(_,SQLiteArguments)``.
@@ -29,7 +75,7 @@ extension SQLite.Database {
     /// ```
     @discardableResult
     public func write(_ sql: SQL, arguments: SQLiteArguments = [:]) async throws -> [SQLiteRow] {
-        try await perform(on: writerQueue) { try self.write(sql, arguments: arguments) }
+        try await performWrite { _ in try self.write(sql, arguments: arguments) }
     }
 
     /// Asynchronous ``write(_:arguments:)-(_,[SQLite.Value])``.
@@ -39,7 +85,7 @@ extension SQLite.Database {
     /// ```
     @discardableResult
     public func write(_ sql: SQL, arguments: [SQLite.Value]) async throws -> [SQLiteRow] {
-        try await perform(on: writerQueue) { try self.write(sql, arguments: arguments) }
+        try await performWrite { _ in try self.write(sql, arguments: arguments) }
     }
 
     /// Asynchronous ``read(_:arguments:)-(_,SQLiteArguments)``.
@@ -48,7 +94,7 @@ extension SQLite.Database {
     /// let rows = try await db.read("SELECT * FROM t")
     /// ```
     public func read(_ sql: SQL, arguments: SQLiteArguments = [:]) async throws -> [SQLiteRow] {
-        try await perform(on: readerQueue) { try self.read(sql, arguments: arguments) }
+        try await performRead { _ in try self.read(sql, arguments: arguments) }
     }
 
     /// Asynchronous ``read(_:arguments:)-(_,[SQLite.Value])``.
@@ -57,7 +103,7 @@ extension SQLite.Database {
     /// let rows = try await db.read("SELECT ? + ?", arguments: [.integer(1), .integer(2)])
     /// ```
     public func read(_ sql: SQL, arguments: [SQLite.Value]) async throws -> [SQLiteRow] {
-        try await perform(on: readerQueue) { try self.read(sql, arguments: arguments) }
+        try await performRead { _ in try self.read(sql, arguments: arguments) }
     }
 
     /// Asynchronous `inTransaction(_:)`: the block runs synchronously on the database's
@@ -71,6 +117,42 @@ extension SQLite.Database {
     /// ```
     @discardableResult
     public func inTransaction<R: Sendable>(_ block: @escaping @Sendable () throws -> R) async throws -> R {
-        try await perform(on: writerQueue) { try self.inTransaction(block) }
+        try await performWrite { _ in try self.inTransaction(block) }
+    }
+}
+
+/// The link between a cancelled task and the connection running its work.
+final class AsyncAccess: @unchecked Sendable {  // all state is guarded by `lock`
+    private let lock = NSLock()
+    private var isCancelled = false
+    private var running: RawConnection?
+
+    /// The task was cancelled: interrupt the work if it runs, refuse it if it has not started.
+    func cancel() {
+        lock.withLock {
+            isCancelled = true
+            running?.interrupt()
+        }
+    }
+
+    /// Marks the work as running on `connection`; `false` when the task is already cancelled.
+    func begin(on connection: RawConnection) -> Bool {
+        lock.withLock {
+            guard !isCancelled else { return false }
+            running = connection
+            // Statements that start after a cancellation must stop too (sqlite3_interrupt only
+            // reaches statements already running).
+            connection.cancellationCheck = { [unowned self] in lock.withLock { isCancelled } }
+            return true
+        }
+    }
+
+    /// Marks the work as finished; whether the task was cancelled meanwhile.
+    func end(on connection: RawConnection) -> Bool {
+        lock.withLock {
+            running = nil
+            connection.cancellationCheck = nil
+            return isCancelled
+        }
     }
 }

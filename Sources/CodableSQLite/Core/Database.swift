@@ -25,13 +25,15 @@ extension SQLite {
         /// The configuration the database was opened with.
         public let configuration: Configuration
 
-        let writer: Connection
-        private let writerLock = NSLock()
-        private let readers: ReaderPool?
-        let writerQueue: DispatchQueue
-        let readerQueue: DispatchQueue
-        /// The model tables prepared in this database (see ``Model``).
-        let models = ModelRegistry()
+        let writer: RawConnection
+        /// The writer, handed to one caller at a time.
+        let writerPool: ConnectionPool
+        /// Reader connections of a WAL file; `nil` when reads use the writer (in-memory databases).
+        let readerPool: ConnectionPool?
+        /// State the layers above keep per database (see ``attachment(_:make:)``).
+        private let attachments = Locked<[ObjectIdentifier: any AnyObject & Sendable]>([:])
+        /// Told about the writer's transactions (see ``addTransactionObserver(_:)``).
+        private let transactionObservers = Locked<[any TransactionObserver]>([])
 
         /// Opens (or creates) the database at `path`: a file path, `":memory:"` for a private
         /// in-memory database, or a `file:` URI.
@@ -67,11 +69,11 @@ extension SQLite {
             }
             self.configuration = configuration
             path = configuration.path
-            var options = Connection.Options()
+            var options = RawConnection.Options()
             options.isReadOnly = configuration.isReadOnly
             options.busyTimeout = configuration.busyTimeout
             options.foreignKeysEnabled = configuration.foreignKeysEnabled
-            writer = try Connection(path: path, options: options)
+            writer = try RawConnection(path: path, options: options)
 
             var usesReaders = false
             if writer.isFileBacked {
@@ -88,59 +90,79 @@ extension SQLite {
             if usesReaders {
                 let readerPath = path
                 options.isQueryOnly = true
-                readers = ReaderPool(maximumCount: configuration.maximumReaderCount) {
-                    try Connection(path: readerPath, options: options)
+                readerPool = ConnectionPool(maximumCount: configuration.maximumReaderCount) {
+                    try RawConnection(path: readerPath, options: options)
                 }
             } else {
-                readers = nil
+                readerPool = nil
             }
-            writerQueue = DispatchQueue(label: "CodableSQLite.writer")
-            readerQueue = DispatchQueue(label: "CodableSQLite.readers", attributes: .concurrent)
-            // Model tables created or altered in a transaction exist for others once it commits,
-            // and are gone again when it rolls back.
-            writer.observeTransactions(committed: { [models] in models.commit() }, rolledBack: { [models] in models.rollBack() })
+            let writer = self.writer
+            writerPool = ConnectionPool(maximumCount: 1, initial: [writer]) { writer }
+            writer.observeTransactions(
+                committed: { [transactionObservers] in
+                    for observer in transactionObservers.withLock({ $0 }) { observer.transactionDidCommit() }
+                },
+                rolledBack: { [transactionObservers] in
+                    for observer in transactionObservers.withLock({ $0 }) { observer.transactionDidRollBack() }
+                })
+        }
+
+        // MARK: Hooks for the layers above
+
+        /// The state of type `State` that a layer above Core keeps for this database, made by
+        /// `make` on first use. Core knows nothing of what is kept (the model layer keeps its
+        /// table registry here).
+        func attachment<State: AnyObject & Sendable>(_ type: State.Type, make: (Database) -> State) -> State {
+            attachments.withLock { attachments in
+                if let existing = attachments[ObjectIdentifier(type)] as? State { return existing }
+                let state = make(self)
+                attachments[ObjectIdentifier(type)] = state
+                return state
+            }
+        }
+
+        /// Registers `observer` for every commit and rollback of the writer, for the life of the
+        /// database. The callbacks run on the thread that ended the transaction, with the writer held.
+        func addTransactionObserver(_ observer: any TransactionObserver) {
+            transactionObservers.withLock { $0.append(observer) }
         }
 
         // MARK: Connections
 
         /// Runs `body` on the writer connection: inline when this thread already holds it, else
-        /// after taking its lock. A transaction left open by the SQL is rolled back and reported.
-        func withWriter<R>(_ body: (Connection) throws -> R) throws -> R {
+        /// after waiting for it. A transaction left open by the SQL is rolled back and reported.
+        func withWriter<R>(_ body: (RawConnection) throws -> R) throws -> R {
             let held = HeldConnections.current
             let identifier = ObjectIdentifier(self)
             if let connection = held.connection(of: identifier), connection === writer {
                 try connection.checkBlockTransactionIsOpen()
                 return try body(connection)
             }
-            writerLock.lock()
-            held.push(writer, of: identifier)
-            defer {
-                held.pop()
-                writerLock.unlock()
-            }
-            return try Self.run(body, on: writer)
+            return try withConnection(from: writerPool, held: held, body)
         }
 
         /// Runs `body` on a connection that sees the last committed state, or, when this thread is
         /// inside a transaction or already reading, on that same connection.
-        func withReader<R>(_ body: (Connection) throws -> R) throws -> R {
+        func withReader<R>(_ body: (RawConnection) throws -> R) throws -> R {
             let held = HeldConnections.current
-            let identifier = ObjectIdentifier(self)
-            if let connection = held.connection(of: identifier) {
+            if let connection = held.connection(of: ObjectIdentifier(self)) {
                 return try body(connection)
             }
-            guard let readers else { return try withWriter(body) }
-            let reader = try readers.acquire()
-            held.push(reader, of: identifier)
+            return try withConnection(from: readerPool ?? writerPool, held: held, body)
+        }
+
+        private func withConnection<R>(from pool: ConnectionPool, held: HeldConnections, _ body: (RawConnection) throws -> R) throws -> R {
+            let connection = try pool.acquire()
+            held.push(connection, of: ObjectIdentifier(self))
             defer {
                 held.pop()
-                readers.release(reader)
+                pool.release(connection)
             }
-            return try Self.run(body, on: reader)
+            return try Self.run(body, on: connection)
         }
 
         /// Runs `body` as a top-level use of `connection`, which must end with no transaction open.
-        private static func run<R>(_ body: (Connection) throws -> R, on connection: Connection) throws -> R {
+        static func run<R>(_ body: (RawConnection) throws -> R, on connection: RawConnection) throws -> R {
             let result: R
             do {
                 result = try body(connection)

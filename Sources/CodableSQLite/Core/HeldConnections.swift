@@ -16,7 +16,7 @@ import Musl
 final class HeldConnections {
     private struct Entry {
         let database: ObjectIdentifier
-        let connection: Unmanaged<Connection>
+        let connection: Unmanaged<RawConnection>
     }
 
     private var entries: [Entry] = []
@@ -32,14 +32,14 @@ final class HeldConnections {
     }
 
     /// The connection of `database` this thread holds, innermost first.
-    func connection(of database: ObjectIdentifier) -> Connection? {
+    func connection(of database: ObjectIdentifier) -> RawConnection? {
         for entry in entries.reversed() where entry.database == database {
             return entry.connection.takeUnretainedValue()
         }
         return nil
     }
 
-    func push(_ connection: Connection, of database: ObjectIdentifier) {
+    func push(_ connection: RawConnection, of database: ObjectIdentifier) {
         entries.append(Entry(database: database, connection: .passUnretained(connection)))
     }
 

@@ -1,7 +1,7 @@
 import CSQLite
 import Foundation
 
-/// A prepared statement, owned by one ``Connection`` and used only while that connection is held.
+/// A prepared statement, owned by one ``RawConnection`` and used only while that connection is held.
 ///
 /// Statements are cached by their SQL text: parameter names are resolved once per statement,
 /// column names once per compilation (SQLite recompiles a statement after a schema change).
@@ -12,10 +12,10 @@ final class Statement {
     var isInUse = false
 
     private var parameterMap: ParameterMap?
-    /// Column lookups of the last decode, reused while the statement is not recompiled.
-    var columnPlan: ColumnPlan?
-    /// Parameter lookups of the last encode.
-    var parameterPlan: ParameterPlan?
+    /// One slot for the layer above to keep what it learned about this statement (the coders'
+    /// column and parameter plans). Core never looks inside; it lives and dies with the statement,
+    /// so it is bounded by the statement cache.
+    var upperLayerCache: AnyObject?
     private var cachedColumnNames: [String] = []
     private var cachedColumnsCompilation: Int32 = -1
 
@@ -62,6 +62,13 @@ final class Statement {
         sqlite3_reset(handle)
     }
 
+    /// Ends the execution and sets every parameter back to NULL, so a cached statement keeps no
+    /// argument (a large blob, say) alive between uses.
+    func resetAndClearBindings() {
+        sqlite3_reset(handle)
+        if sqlite3_bind_parameter_count(handle) > 0 { sqlite3_clear_bindings(handle) }
+    }
+
     /// Whether the statement leaves the database file unchanged (SELECT, and also BEGIN/COMMIT).
     var isReadOnly: Bool { sqlite3_stmt_readonly(handle) != 0 }
 
@@ -84,9 +91,21 @@ final class Statement {
         return cachedColumnNames
     }
 
-    /// The column's storage class in the current row: `SQLITE_INTEGER`, `SQLITE_FLOAT`…
+    /// The column's storage class in the current row.
     @inline(__always)
-    func type(at column: Int32) -> Int32 { sqlite3_column_type(handle, column) }
+    func type(at column: Int32) -> StorageClass {
+        switch sqlite3_column_type(handle, column) {
+        case SQLITE_INTEGER: .integer
+        case SQLITE_FLOAT: .real
+        case SQLITE_TEXT: .text
+        case SQLITE_BLOB: .blob
+        default: .null
+        }
+    }
+
+    /// The size of the column's text or blob in bytes.
+    @inline(__always)
+    func byteCount(at column: Int32) -> Int { Int(sqlite3_column_bytes(handle, column)) }
 
     @inline(__always)
     func int64(at column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
@@ -121,11 +140,11 @@ final class Statement {
     /// The column as a ``SQLite/Value``.
     func value(at column: Int32) -> SQLite.Value {
         switch type(at: column) {
-        case SQLITE_INTEGER: return .integer(int64(at: column))
-        case SQLITE_FLOAT: return .double(double(at: column))
-        case SQLITE_TEXT: return .text(text(at: column))
-        case SQLITE_BLOB: return .data(data(at: column))
-        default: return .null
+        case .integer: .integer(int64(at: column))
+        case .real: .double(double(at: column))
+        case .text: .text(text(at: column))
+        case .blob: .data(data(at: column))
+        case .null: .null
         }
     }
 
@@ -186,5 +205,21 @@ final class Statement {
         }
         parameterMap = map
         return map
+    }
+}
+
+/// The storage class of one value in a result row, as SQLite reports it.
+enum StorageClass: Sendable {
+    case integer, real, text, blob, null
+
+    /// How the storage class is named in errors: `an INTEGER value`, `NULL`.
+    var description: String {
+        switch self {
+        case .integer: "an INTEGER value"
+        case .real: "a REAL value"
+        case .text: "a TEXT value"
+        case .blob: "a BLOB value"
+        case .null: "NULL"
+        }
     }
 }

@@ -63,7 +63,7 @@ struct ColumnReference: Hashable, Sendable {
     private static func search(
         _ base: Any.Type, prefix: AnyKeyPath?, names: [String], containers: [Any.Type], target: AnyKeyPath, depth: Int
     ) -> ([String], Any.Type, [Any.Type])? {
-        guard let fields = try? ModelSchema.storedFields(ofType: base) else { return nil }
+        guard let fields = try? ModelReflection.storedFields(ofType: base) else { return nil }
         var candidates: [(AnyKeyPath, [String], Any.Type)] = []
         for field in fields {
             guard let full = prefix.map({ $0.appending(path: field.keyPath) }) ?? field.keyPath else { continue }
@@ -78,18 +78,5 @@ struct ColumnReference: Hashable, Sendable {
             }
         }
         return nil
-    }
-}
-
-/// Quoting for identifiers and literals in generated SQL.
-enum SQLName {
-    /// `"name"`, with inner quotes doubled.
-    static func quoted(_ name: String) -> String {
-        "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
-    }
-
-    /// `'text'`, with inner quotes doubled.
-    static func literal(_ text: String) -> String {
-        "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
     }
 }

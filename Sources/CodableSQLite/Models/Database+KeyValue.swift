@@ -66,7 +66,7 @@ extension SQLite.Database {
         }
     }
 
-    private func keyValueTableExists(on connection: Connection) throws -> Bool {
+    private func keyValueTableExists(on connection: RawConnection) throws -> Bool {
         let inTransaction = !connection.isAutocommit
         if models.hasKeyValueTable(includingUncommitted: inTransaction) { return true }
         let exists = try connection.execute(
@@ -81,7 +81,7 @@ extension SQLite.Database {
     /// try await db.store(settings, forKey: "settings")
     /// ```
     public func store<T: Encodable & Sendable>(_ value: T, forKey key: String) async throws {
-        try await perform(on: writerQueue) { try self.store(value, forKey: key) }
+        try await performWrite { _ in try self.store(value, forKey: key) }
     }
 
     /// Asynchronous ``value(_:forKey:)``.
@@ -90,7 +90,7 @@ extension SQLite.Database {
     /// let settings = try await db.value(Settings.self, forKey: "settings")
     /// ```
     public func value<T: Decodable & Sendable>(_ type: T.Type, forKey key: String) async throws -> T? {
-        try await perform(on: readerQueue) { try self.value(type, forKey: key) }
+        try await performRead { _ in try self.value(type, forKey: key) }
     }
 
     /// Asynchronous ``removeValue(forKey:)``.
@@ -100,6 +100,6 @@ extension SQLite.Database {
     /// ```
     @discardableResult
     public func removeValue(forKey key: String) async throws -> Bool {
-        try await perform(on: writerQueue) { try self.removeValue(forKey: key) }
+        try await performWrite { _ in try self.removeValue(forKey: key) }
     }
 }

@@ -1,4 +1,3 @@
-import CSQLite
 import Foundation
 
 extension SQLite.Database {
@@ -32,37 +31,23 @@ extension SQLite.Database {
         guard let first = values.first else { return [] }
         let table = try tableForWriting(T.self, sample: first)
         return try withWriter { connection in
-            try connection.inTransaction {
-                var saved: [T] = []
-                saved.reserveCapacity(values.count)
-                for (index, value) in values.enumerated() {
-                    do {
-                        saved.append(try saveRow(value, in: table, on: connection, elementIndex: index))
-                    } catch var error as SQLite.Error {
-                        error.elementIndex = index
-                        throw error
-                    }
-                }
-                return saved
+            try connection.forEachElement(values) { index, value in
+                try saveRow(value, in: table, on: connection, elementIndex: index)
             }
         }
     }
 
-    private func saveRow<T: Model>(_ value: T, in table: ModelTable, on connection: Connection, elementIndex: Int?) throws -> T {
-        let assignsID = table.schema.assignsID && isNil(value.id)
+    private func saveRow<T: Model>(_ value: T, in table: ModelTable, on connection: RawConnection, elementIndex: Int?) throws -> T {
+        let assignsID = table.schema.assignsID && isNilOptional(value.id)
         return try connection.withStatement(assignsID ? table.upsertReturning : table.upsert) { statement in
-            let encoder = RowEncoder(statement: statement, options: EncodingOptions())
-            encoder.elementIndex = elementIndex
-            try encoder.encodeRow(value)
+            try statement.bindRow(value, options: EncodingOptions(), elementIndex: elementIndex)
             guard assignsID else {
                 try statement.run()
                 return value
             }
-            guard try statement.step() else {
+            guard let saved = try statement.decodeSingleRow(T.self, options: DecodingOptions()) else {
                 throw ModelError(T.self, "the database returned no row for the inserted value")
             }
-            let saved = try RowDecoder(statement: statement, options: DecodingOptions()).decodeRow(T.self)
-            try statement.run()
             return saved
         }
     }
@@ -174,17 +159,13 @@ extension SQLite.Database {
         guard let table = try tableForReading(T.self) else { return 0 }
         let keys = try values.map { try ValueEncoder.value(for: $0.id, at: .root, options: EncodingOptions()) }
         return try withWriter { connection in
-            try connection.inTransaction {
-                var deleted = 0
-                for key in keys {
-                    try connection.withStatement(table.deleteByID) { statement in
-                        try statement.bind([key])
-                        try statement.run()
-                    }
-                    deleted += connection.changes
+            try connection.forEachElement(keys) { _, key in
+                try connection.withStatement(table.deleteByID) { statement in
+                    try statement.bind([key])
+                    try statement.run()
                 }
-                return deleted
-            }
+                return connection.changes
+            }.reduce(0, +)
         }
     }
 
@@ -219,13 +200,7 @@ extension SQLite.Database {
             return try withReader { connection in
                 try connection.withStatement(sql) { statement in
                     try statement.bind(arguments)
-                    var values: [T] = []
-                    guard try statement.step() else { return values }
-                    let decoder = RowDecoder(statement: statement, options: DecodingOptions())
-                    repeat {
-                        values.append(try decoder.decodeRow(T.self))
-                    } while try statement.step()
-                    return values
+                    return try statement.decodeRows(T.self, options: DecodingOptions(), indexesRows: false)
                 }
             }
         } catch DecodingError.keyNotFound(let key, _) where !table.columns.contains(where: { $0.name == key.stringValue }) {
@@ -236,21 +211,4 @@ extension SQLite.Database {
                 """)
         }
     }
-
-    private func isNil<ID>(_ id: ID) -> Bool {
-        (id as? any OptionalValue)?.isNone ?? false
-    }
-}
-
-protocol OptionalValue {
-    var isNone: Bool { get }
-}
-
-extension Optional: OptionalValue {
-    var isNone: Bool { self == nil }
-}
-
-extension Connection {
-    /// Rows changed by the last INSERT, UPDATE or DELETE on this connection.
-    var changes: Int { Int(sqlite3_changes64(handle)) }
 }

@@ -6,7 +6,7 @@ extension SQLite.Database {
     /// ```
     @discardableResult
     public func save<T: Model & Sendable>(_ value: T) async throws -> T {
-        try await perform(on: writerQueue) { try self.save(value) }
+        try await performWrite { _ in try self.save(value) }
     }
 
     /// Asynchronous ``save(_:)-([T])``.
@@ -16,7 +16,7 @@ extension SQLite.Database {
     /// ```
     @discardableResult
     public func save<T: Model & Sendable>(_ values: [T]) async throws -> [T] {
-        try await perform(on: writerQueue) { try self.save(values) }
+        try await performWrite { _ in try self.save(values) }
     }
 
     /// Asynchronous ``get(_:)``.
@@ -25,7 +25,7 @@ extension SQLite.Database {
     /// let everyone = try await db.get(Person.self)
     /// ```
     public func get<T: Model & Sendable>(_ type: T.Type) async throws -> [T] {
-        try await perform(on: readerQueue) { try self.get(type) }
+        try await performRead { _ in try self.get(type) }
     }
 
     /// Asynchronous ``get(with:)``.
@@ -34,7 +34,7 @@ extension SQLite.Database {
     /// let adults = try await db.get(with: Filter(\Person.age, is: .greater(than: 17)))
     /// ```
     public func get<T: Model & Sendable>(with filter: Filter<T>) async throws -> [T] {
-        try await perform(on: readerQueue) { try self.get(with: filter) }
+        try await performRead { _ in try self.get(with: filter) }
     }
 
     /// Asynchronous ``get(_:id:)``.
@@ -43,7 +43,7 @@ extension SQLite.Database {
     /// let billy = try await db.get(Person.self, id: billyID)
     /// ```
     public func get<T: Model & Sendable>(_ type: T.Type, id: T.ID) async throws -> T? where T.ID: Sendable {
-        try await perform(on: readerQueue) { try self.get(type, id: id) }
+        try await performRead { _ in try self.get(type, id: id) }
     }
 
     /// Asynchronous ``count(_:)``.
@@ -52,7 +52,7 @@ extension SQLite.Database {
     /// let n = try await db.count(Person.self)
     /// ```
     public func count<T: Model & Sendable>(_ type: T.Type) async throws -> Int {
-        try await perform(on: readerQueue) { try self.count(type) }
+        try await performRead { _ in try self.count(type) }
     }
 
     /// Asynchronous ``count(with:)``.
@@ -61,7 +61,7 @@ extension SQLite.Database {
     /// let n = try await db.count(with: Filter(\Person.age, is: .less(than: 18)))
     /// ```
     public func count<T: Model & Sendable>(with filter: Filter<T>) async throws -> Int {
-        try await perform(on: readerQueue) { try self.count(with: filter) }
+        try await performRead { _ in try self.count(with: filter) }
     }
 
     /// Asynchronous ``delete(_:)-(T)``.
@@ -71,7 +71,7 @@ extension SQLite.Database {
     /// ```
     @discardableResult
     public func delete<T: Model & Sendable>(_ value: T) async throws -> Bool {
-        try await perform(on: writerQueue) { try self.delete(value) }
+        try await performWrite { _ in try self.delete(value) }
     }
 
     /// Asynchronous ``delete(_:id:)``.
@@ -81,7 +81,7 @@ extension SQLite.Database {
     /// ```
     @discardableResult
     public func delete<T: Model & Sendable>(_ type: T.Type, id: T.ID) async throws -> Bool where T.ID: Sendable {
-        try await perform(on: writerQueue) { try self.delete(type, id: id) }
+        try await performWrite { _ in try self.delete(type, id: id) }
     }
 
     /// Asynchronous ``delete(_:)-([T])``.
@@ -91,7 +91,7 @@ extension SQLite.Database {
     /// ```
     @discardableResult
     public func delete<T: Model & Sendable>(_ values: [T]) async throws -> Int {
-        try await perform(on: writerQueue) { try self.delete(values) }
+        try await performWrite { _ in try self.delete(values) }
     }
 
     /// Asynchronous ``delete(with:)``.
@@ -101,6 +101,6 @@ extension SQLite.Database {
     /// ```
     @discardableResult
     public func delete<T: Model & Sendable>(with filter: Filter<T>) async throws -> Int {
-        try await perform(on: writerQueue) { try self.delete(with: filter) }
+        try await performWrite { _ in try self.delete(with: filter) }
     }
 }

@@ -2,9 +2,9 @@ import Foundation
 
 /// A model's table in one database: its stored columns and the statements the model API runs.
 final class ModelTable: Sendable {
-    let schema: ModelSchema
+    let schema: ModelReflection
     /// The properties stored as columns, in declaration order.
-    let columns: [ModelSchema.Property]
+    let columns: [ModelReflection.Property]
     /// Whether the table was created or brought up to date for saving (else only read).
     let isWritable: Bool
 
@@ -15,7 +15,7 @@ final class ModelTable: Sendable {
     let upsertReturning: String
     let deleteByID: String
 
-    init(schema: ModelSchema, columns: [ModelSchema.Property], isWritable: Bool) {
+    init(schema: ModelReflection, columns: [ModelReflection.Property], isWritable: Bool) {
         self.schema = schema
         self.columns = columns
         self.isWritable = isWritable
@@ -36,7 +36,7 @@ final class ModelTable: Sendable {
 
     /// `CREATE TABLE` for the columns: typed after the properties, `NOT NULL` (with a zero default,
     /// which only columns a later version stops writing ever use) for non-optionals, the primary key on id.
-    static func createTable(_ schema: ModelSchema, columns: [ModelSchema.Property]) -> String {
+    static func createTable(_ schema: ModelReflection, columns: [ModelReflection.Property]) -> String {
         let definitions = columns.map { property -> String in
             let name = SQLName.quoted(property.name)
             if property.name == schema.id.name {
@@ -48,14 +48,14 @@ final class ModelTable: Sendable {
         return "CREATE TABLE \(SQLName.quoted(schema.table)) (\(definitions.joined(separator: ", ")))"
     }
 
-    static func columnDefinition(_ property: ModelSchema.Property) -> String {
+    static func columnDefinition(_ property: ModelReflection.Property) -> String {
         var definition = SQLName.quoted(property.name)
         if property.storage != .untyped { definition += " " + property.storage.rawValue }
         if !property.isOptional { definition += " NOT NULL DEFAULT " + property.storage.zeroDefault }
         return definition
     }
 
-    static func createIndexes<T: Model>(for type: T.Type, schema: ModelSchema) throws -> [String] {
+    static func createIndexes<T: Model>(for type: T.Type, schema: ModelReflection) throws -> [String] {
         try T.indexes.map { index in
             let columns = try index.columns.map { try $0.get() }
             if let problem = columns.lazy.compactMap({ $0.nestedKeyProblem(root: T.self) }).first { throw problem }
@@ -68,31 +68,11 @@ final class ModelTable: Sendable {
     }
 }
 
-/// The columns of an existing table, from `PRAGMA table_info`.
-struct ExistingColumn {
-    let name: String
-    let declaredType: String
-    let isNotNull: Bool
-    let hasDefault: Bool
-    let isPrimaryKey: Bool
-
-    static func read(_ table: String, on connection: Connection) throws -> [String: ExistingColumn] {
-        try connection.withStatement("SELECT name, type, \"notnull\", dflt_value IS NOT NULL, pk FROM pragma_table_info(?)") { statement in
-            try statement.bind([.text(table)])
-            var columns: [String: ExistingColumn] = [:]
-            while try statement.step() {
-                let column = ExistingColumn(
-                    name: statement.text(at: 0), declaredType: statement.text(at: 1), isNotNull: statement.int64(at: 2) != 0,
-                    hasDefault: statement.int64(at: 3) != 0, isPrimaryKey: statement.int64(at: 4) != 0)
-                columns[column.name] = column
-            }
-            return columns
-        }
-    }
-
+/// What the model layer asks of an existing table's columns.
+extension SQLite.Column {
     /// SQLite's type affinity for a declared type (https://www.sqlite.org/datatype3.html#affinity_name_examples).
     var affinity: StorageType? {
-        let type = declaredType.uppercased()
+        let type = self.type.uppercased()
         if type.contains("INT") { return .integer }
         if type.contains("CHAR") || type.contains("CLOB") || type.contains("TEXT") { return .text }
         if type.contains("BLOB") || type.isEmpty { return .untyped }

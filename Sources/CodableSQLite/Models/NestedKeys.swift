@@ -22,13 +22,13 @@ enum NestedKeys {
 
     /// Learns the shapes of the nested values in `value` (a model being saved), a few levels deep.
     static func learn(from value: Any, depth: Int = 0) {
-        guard depth < 4, let fields = try? ModelSchema.storedFields(ofType: type(of: value)) else { return }
+        guard depth < 4, let fields = try? ModelReflection.storedFields(ofType: type(of: value)) else { return }
         for field in fields where StorageType.of(field.type) == (.untyped, false) {
             guard let nested = value[keyPath: field.keyPath] as? any Encodable else { continue }
             let key = ObjectIdentifier(field.type)
             if learned.withLock({ $0[key] }) == nil {
                 guard let (keys, isKeyed) = try? KeyDiscovery.keys(of: nested),
-                      let members = try? ModelSchema.storedFields(ofType: type(of: nested))
+                      let members = try? ModelReflection.storedFields(ofType: type(of: nested))
                 else { continue }
                 let optionals = Set(members.filter { StorageType.of($0.type).isOptional }.map(\.name))
                 learned.withLock { $0[key] = isKeyed ? .object(keys: keys, optionals: optionals) : .notAnObject }

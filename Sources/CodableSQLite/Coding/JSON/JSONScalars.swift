@@ -37,77 +37,12 @@ enum JSONScalars {
         return float
     }
 
-    /// Any `Decodable` from a JSON value, with the same special types as columns.
+    /// Any `Decodable` from a JSON value, with the same special types as columns (``StoredForm``).
     static func value<T: Decodable>(_ type: T.Type, _ value: JSONValue, path: CodingPath, context: DecodingContext, column: Int32) throws -> T {
-        if T.self == Date.self {
-            return identityCast(try date(value, path: path, context: context, column: column), to: T.self)
-        } else if T.self == UUID.self {
-            let text = try string(value, path: path, context: context, column: column)
-            var utf8 = text
-            guard let uuid = utf8.withUTF8(ValueParsing.uuid) else {
-                throw DecodingFailure.dataCorrupted(
-                    "Attempted to decode UUID from invalid UUID string \"\(DecodingFailure.preview(text))\"",
-                    path: path.keys, location: context.jsonLocation(column: column))
-            }
-            return identityCast(uuid, to: T.self)
-        } else if T.self == URL.self {
-            let text = try string(value, path: path, context: context, column: column)
-            guard let url = URL(string: text) else {
-                throw DecodingFailure.dataCorrupted(
-                    "Invalid URL string \"\(DecodingFailure.preview(text))\"", path: path.keys, location: context.jsonLocation(column: column))
-            }
-            return identityCast(url, to: T.self)
-        } else if T.self == Data.self {
-            let text = try string(value, path: path, context: context, column: column)
-            guard let data = Data(base64Encoded: text) else {
-                throw DecodingFailure.dataCorrupted(
-                    "Encountered Data is not valid Base64", path: path.keys, location: context.jsonLocation(column: column))
-            }
-            return identityCast(data, to: T.self)
-        } else if T.self == Decimal.self {
-            let text: String
-            switch value {
-            case .number(let number): text = number
-            case .string(let string): text = string
-            default: throw unexpected(Decimal.self, value, path: path.keys, context: context, column: column)
-            }
-            guard let decimal = ValueParsing.decimal(text) else {
-                throw DecodingFailure.dataCorrupted(
-                    "Text \"\(DecodingFailure.preview(text))\" is not a decimal number", path: path.keys, location: context.jsonLocation(column: column))
-            }
-            return identityCast(decimal, to: T.self)
+        if StoredForm.isSpecial(T.self) {
+            return try StoredForm.decode(T.self, from: JSONSource(value: value, path: path, context: context, column: column))
         }
         return try T(from: JSONTreeDecoder(value: value, path: path, context: context, column: column))
-    }
-
-    private static func date(_ value: JSONValue, path: CodingPath, context: DecodingContext, column: Int32) throws -> Date {
-        switch context.options.dateStrategy {
-        case .iso8601:
-            switch value {
-            case .string(let text):
-                var utf8 = text
-                if let date = utf8.withUTF8(DateText.parse) { return date }
-                throw DecodingFailure.invalidDate(text, path: path.keys, location: context.jsonLocation(column: column))
-            case .number:
-                return Date(timeIntervalSince1970: try float(Double.self, value, path: path, context: context, column: column))
-            default:
-                throw unexpected(Date.self, value, path: path.keys, context: context, column: column)
-            }
-        case .secondsSince1970:
-            return Date(timeIntervalSince1970: try float(Double.self, value, path: path, context: context, column: column))
-        case .millisecondsSince1970:
-            return Date(timeIntervalSince1970: try float(Double.self, value, path: path, context: context, column: column) / 1000)
-        case .deferredToDate:
-            return Date(timeIntervalSinceReferenceDate: try float(Double.self, value, path: path, context: context, column: column))
-        case .formatted(let formatter):
-            let text = try string(value, path: path, context: context, column: column)
-            if let date = formatter.date(from: text) { return date }
-            throw DecodingFailure.dataCorrupted(
-                "Date string \"\(DecodingFailure.preview(text))\" does not match format expected by formatter",
-                path: path.keys, location: context.jsonLocation(column: column))
-        case .custom(let decode):
-            return try decode(JSONTreeDecoder(value: value, path: path, context: context, column: column))
-        }
     }
 
     /// Object members renamed by the key decoding strategy (the first of colliding names wins).
@@ -120,5 +55,65 @@ enum JSONScalars {
             if converted[key] == nil { converted[key] = value }
         }
         return converted
+    }
+}
+
+/// One value inside a column's JSON, as ``StoredForm`` reads it.
+private struct JSONSource: StoredSource {
+    let value: JSONValue
+    let path: CodingPath
+    let context: DecodingContext
+    let column: Int32
+
+    var storageClass: StorageClass? {
+        switch value {
+        case .null: .null
+        case .string: .text
+        case .number(let text): Int64(text) != nil ? .integer : .real
+        default: nil
+        }
+    }
+
+    var isJSON: Bool { true }
+    var numberLiteral: String? {
+        if case .number(let text) = value { return text }
+        return nil
+    }
+
+    var options: DecodingOptions { context.options }
+
+    func int64() -> Int64 {
+        if case .number(let text) = value { return Int64(text) ?? 0 }
+        return 0
+    }
+
+    func double() -> Double {
+        if case .number(let text) = value { return Double(text) ?? .nan }
+        return .nan
+    }
+
+    func text() -> String {
+        if case .string(let text) = value { return text }
+        return ""
+    }
+
+    func withUTF8<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+        var text = text()
+        return try text.withUTF8(body)
+    }
+
+    func blob() -> Data { Data() }
+    func decoder() -> any Swift.Decoder { JSONTreeDecoder(value: value, path: path, context: context, column: column) }
+
+    func unexpected(_ type: Any.Type) -> DecodingError {
+        JSONScalars.unexpected(type, value, path: path.keys, context: context, column: column)
+    }
+
+    func corrupted(_ description: String) -> DecodingError {
+        DecodingFailure.dataCorrupted(description, path: path.keys, location: context.jsonLocation(column: column))
+    }
+
+    func invalidDate(_ text: String) -> DecodingError {
+        DecodingFailure.invalidDate(text, path: path.keys, location: context.jsonLocation(column: column))
     }
 }

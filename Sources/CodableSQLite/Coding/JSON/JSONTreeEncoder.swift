@@ -24,53 +24,12 @@ final class JSONTreeEncoder: Swift.Encoder, SingleValueEncodingContainer {
 
     /// The JSON for any value; something that encodes nothing is an empty object, as in JSONEncoder.
     static func node<T: Encodable>(for value: T, at path: CodingPath, options: EncodingOptions) throws -> JSONNode {
-        if T.self == Date.self {
-            return try dateNode(identityCast(value, to: Date.self), at: path, options: options)
-        } else if T.self == UUID.self {
-            return .string(ValueParsing.text(of: identityCast(value, to: UUID.self)))
-        } else if T.self == URL.self {
-            return .string(identityCast(value, to: URL.self).absoluteString)
-        } else if T.self == Data.self {
-            return .string(identityCast(value, to: Data.self).base64EncodedString())
-        } else if T.self == Decimal.self {
-            let decimal = identityCast(value, to: Decimal.self)
-            guard !decimal.isNaN else {
-                throw EncodingError.invalidValue(decimal, EncodingError.Context(
-                    codingPath: path.keys, debugDescription: "Unable to encode Decimal NaN directly in JSON."))
-            }
-            return .number(decimal.description)
+        if StoredForm.isSpecial(T.self) {
+            return try StoredForm.jsonNode(StoredForm.encode(value, at: path, options: options), at: path, options: options)
         }
         let encoder = JSONTreeEncoder(path: path, options: options)
         try value.encode(to: encoder)
         return encoder.root ?? .object(JSONObjectBox())
-    }
-
-    private static func dateNode(_ date: Date, at path: CodingPath, options: EncodingOptions) throws -> JSONNode {
-        switch options.dateStrategy {
-        case .iso8601:
-            return .string(try DateCoding.text(for: date, path: path))
-        case .secondsSince1970:
-            return try number(date.timeIntervalSince1970, at: path)
-        case .millisecondsSince1970:
-            return try number(date.timeIntervalSince1970 * 1000, at: path)
-        case .deferredToDate:
-            return try number(date.timeIntervalSinceReferenceDate, at: path)
-        case .formatted(let formatter):
-            return .string(formatter.string(from: date))
-        case .custom(let encode):
-            let encoder = JSONTreeEncoder(path: path, options: options)
-            try encode(date, encoder)
-            return encoder.root ?? .object(JSONObjectBox())
-        }
-    }
-
-    /// A JSON number; JSON has no infinity or NaN.
-    static func number<F: BinaryFloatingPoint & LosslessStringConvertible>(_ value: F, at path: CodingPath) throws -> JSONNode {
-        guard value.isFinite else {
-            throw EncodingError.invalidValue(value, EncodingError.Context(
-                codingPath: path.keys, debugDescription: "Unable to encode \(F.self).\(value) directly in JSON."))
-        }
-        return .number(value.description)
     }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
@@ -102,8 +61,8 @@ final class JSONTreeEncoder: Swift.Encoder, SingleValueEncodingContainer {
     func encodeNil() throws { root = .null }
     func encode(_ value: Bool) throws { root = .bool(value) }
     func encode(_ value: String) throws { root = .string(value) }
-    func encode(_ value: Double) throws { root = try Self.number(value, at: path) }
-    func encode(_ value: Float) throws { root = try Self.number(value, at: path) }
+    func encode(_ value: Double) throws { root = try StoredForm.jsonNumber(value, at: path) }
+    func encode(_ value: Float) throws { root = try StoredForm.jsonNumber(value, at: path) }
     func encode(_ value: Int) throws { root = .number(String(value)) }
     func encode(_ value: Int8) throws { root = .number(String(value)) }
     func encode(_ value: Int16) throws { root = .number(String(value)) }
@@ -130,10 +89,10 @@ struct JSONKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtoco
     mutating func encode(_ value: Bool, forKey key: Key) throws { box.set(name(key), .bool(value)) }
     mutating func encode(_ value: String, forKey key: Key) throws { box.set(name(key), .string(value)) }
     mutating func encode(_ value: Double, forKey key: Key) throws {
-        box.set(name(key), try JSONTreeEncoder.number(value, at: path.appending(key)))
+        box.set(name(key), try StoredForm.jsonNumber(value, at: path.appending(key)))
     }
     mutating func encode(_ value: Float, forKey key: Key) throws {
-        box.set(name(key), try JSONTreeEncoder.number(value, at: path.appending(key)))
+        box.set(name(key), try StoredForm.jsonNumber(value, at: path.appending(key)))
     }
     mutating func encode(_ value: Int, forKey key: Key) throws { box.set(name(key), .number(String(value))) }
     mutating func encode(_ value: Int8, forKey key: Key) throws { box.set(name(key), .number(String(value))) }
@@ -192,8 +151,8 @@ struct JSONUnkeyedEncodingContainer: UnkeyedEncodingContainer {
     mutating func encodeNil() throws { box.elements.append(.null) }
     mutating func encode(_ value: Bool) throws { box.elements.append(.bool(value)) }
     mutating func encode(_ value: String) throws { box.elements.append(.string(value)) }
-    mutating func encode(_ value: Double) throws { box.elements.append(try JSONTreeEncoder.number(value, at: elementPath)) }
-    mutating func encode(_ value: Float) throws { box.elements.append(try JSONTreeEncoder.number(value, at: elementPath)) }
+    mutating func encode(_ value: Double) throws { box.elements.append(try StoredForm.jsonNumber(value, at: elementPath)) }
+    mutating func encode(_ value: Float) throws { box.elements.append(try StoredForm.jsonNumber(value, at: elementPath)) }
     mutating func encode(_ value: Int) throws { box.elements.append(.number(String(value))) }
     mutating func encode(_ value: Int8) throws { box.elements.append(.number(String(value))) }
     mutating func encode(_ value: Int16) throws { box.elements.append(.number(String(value))) }

@@ -79,18 +79,32 @@ extension SQLite.Database {
     ///
     /// - Throws: ``SQLite/Error`` when there is no such table.
     public func columns(in table: String) throws -> [SQLite.Column] {
-        let rows = try read(
-            "SELECT name, type, \"notnull\", dflt_value, pk FROM pragma_table_info(?)", arguments: [.text(table)])
-        if rows.isEmpty {
+        let columns = try withReader { try $0.columns(in: table) }
+        if columns.isEmpty {
             throw SQLite.Error(code: .error, message: "no such table: \(table)")
         }
-        return rows.map { row in
-            SQLite.Column(
-                name: row["name"]?.stringValue ?? "",
-                type: row["type"]?.stringValue ?? "",
-                isNotNull: row["notnull"]?.boolValue ?? false,
-                defaultValue: row["dflt_value"]?.stringValue,
-                primaryKeyPosition: row["pk"]?.intValue ?? 0)
+        return columns
+    }
+}
+
+extension RawConnection {
+    /// The columns of a table or view, in order; empty when there is no such table.
+    func columns(in table: String) throws -> [SQLite.Column] {
+        try withStatement("SELECT name, type, \"notnull\", dflt_value, pk FROM pragma_table_info(?)") { statement in
+            try statement.bind([.text(table)])
+            var columns: [SQLite.Column] = []
+            while try statement.step() {
+                columns.append(SQLite.Column(
+                    name: statement.text(at: 0), type: statement.text(at: 1), isNotNull: statement.int64(at: 2) != 0,
+                    defaultValue: statement.type(at: 3) == .null ? nil : statement.text(at: 3),
+                    primaryKeyPosition: Int(statement.int64(at: 4))))
+            }
+            return columns
         }
+    }
+
+    /// ``columns(in:)`` by name.
+    func columnsByName(in table: String) throws -> [String: SQLite.Column] {
+        Dictionary(try columns(in: table).map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
     }
 }

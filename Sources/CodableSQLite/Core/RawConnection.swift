@@ -1,4 +1,5 @@
 import CSQLite
+import Dispatch
 import Foundation
 
 /// One SQLite connection and its statement cache.
@@ -6,7 +7,7 @@ import Foundation
 /// Not thread-safe: ``SQLite/Database`` hands a connection to one thread at a time (the writer
 /// behind a lock, readers through ``ReaderPool``), which is why it opens SQLite in multi-thread
 /// mode (`SQLITE_OPEN_NOMUTEX`).
-final class Connection {
+final class RawConnection: @unchecked Sendable {  // used by one thread at a time, handed over by ConnectionPool
     struct Options {
         var isReadOnly = false
         /// Rejects writes with `PRAGMA query_only` (reader connections).
@@ -17,6 +18,9 @@ final class Connection {
 
     let handle: OpaquePointer
     let path: String
+    /// The serial queue `async` work on this connection runs on: one executor per connection,
+    /// never the cooperative thread pool (see ``ConnectionPool``).
+    let queue: DispatchQueue
     /// How many savepoints `inTransaction(_:)` has open inside the outer transaction.
     private var savepointDepth = 0
     /// How many `inTransaction(_:)` blocks are running on this connection (0 outside them).
@@ -25,8 +29,10 @@ final class Connection {
     /// ``observeTransactions(committed:rolledBack:)``).
     private var commitObserver: (() -> Void)?
     private var rollbackObserver: (() -> Void)?
-    private var statements: [String: Statement] = [:]
-    private static let statementCacheCapacity = 128
+    let statements = StatementCache()
+    /// Set while `async` work runs on this connection: whether its task was cancelled, so that
+    /// statements starting after the cancellation stop too.
+    var cancellationCheck: (() -> Bool)?
 
     init(path: String, options: Options) throws {
         var flags = SQLITE_OPEN_NOMUTEX
@@ -43,6 +49,7 @@ final class Connection {
         }
         handle = opened
         self.path = path
+        queue = DispatchQueue(label: "CodableSQLite.connection")
         // From here on a thrown error runs deinit, which closes the handle.
         sqlite3_extended_result_codes(handle, 1)
         let milliseconds = (options.busyTimeout * 1000).rounded()  // NaN, negative: no waiting; huge: the longest
@@ -83,7 +90,7 @@ final class Connection {
         rollbackObserver = rolledBack
         sqlite3_rollback_hook(handle, { context in
             guard let context else { return }
-            Unmanaged<Connection>.fromOpaque(context).takeUnretainedValue().rollbackObserver?()
+            Unmanaged<RawConnection>.fromOpaque(context).takeUnretainedValue().rollbackObserver?()
         }, Unmanaged.passUnretained(self).toOpaque())
     }
 
@@ -101,29 +108,44 @@ final class Connection {
 
     // MARK: Statements
 
-    /// Runs `body` with the cached statement for `sql` (prepared on first use), then resets it.
+    /// Runs `body` with the cached statement for `sql` (prepared on first use), then resets it
+    /// and clears its bindings.
     func withStatement<R>(_ sql: String, _ body: (Statement) throws -> R) throws -> R {
-        let statement = try cachedStatement(sql)
+        if let cancellationCheck, cancellationCheck() { throw Self.interrupted(sql) }
+        let statement: Statement
+        if let cached = statements.statement(for: sql) {
+            statement = cached
+        } else {
+            statement = try prepare(sql)
+            statements.insert(statement)
+        }
+        if statement.isInUse {
+            // A nested call runs the same SQL while the outer one steps: use a private copy.
+            let copy = try prepare(sql)
+            copy.isInUse = true
+            defer { copy.isInUse = false }
+            return try body(copy)
+        }
         statement.isInUse = true
         defer {
-            statement.reset()
+            statement.resetAndClearBindings()
             statement.isInUse = false
         }
         return try body(statement)
     }
 
-    private func cachedStatement(_ sql: String) throws -> Statement {
-        if let cached = statements[sql] {
-            // In use means a nested call runs the same SQL while the outer one steps: prepare another.
-            if !cached.isInUse { return cached }
-            return try prepare(sql)
-        }
-        let statement = try prepare(sql)
-        if statements.count >= Self.statementCacheCapacity {
-            statements = statements.filter { $0.value.isInUse }
-        }
-        statements[sql] = statement
-        return statement
+    /// The error of a statement stopped because its task was cancelled.
+    private static func interrupted(_ sql: String) -> SQLite.Error {
+        SQLite.Error(code: .interrupt, message: "interrupted: the task was cancelled", sql: sql)
+    }
+
+    /// Rows changed by the last INSERT, UPDATE or DELETE on this connection.
+    var changes: Int { Int(sqlite3_changes64(handle)) }
+
+    /// Makes the statement running on this connection stop with `SQLITE_INTERRUPT` as soon as it
+    /// can. Safe to call from any thread while another thread runs the statement.
+    func interrupt() {
+        sqlite3_interrupt(handle)
     }
 
     /// Prepares exactly one statement; several statements in `sql` are an error, not silently cut.
@@ -167,6 +189,7 @@ final class Connection {
         try sql.withCString { start in
             var cursor = start
             while cursor.pointee != 0 {
+                if let cancellationCheck, cancellationCheck() { throw Self.interrupted(sql) }
                 var prepared: OpaquePointer?
                 var tail: UnsafePointer<CChar>?
                 let resultCode = sqlite3_prepare_v2(handle, cursor, -1, &prepared, &tail)

@@ -1,80 +1,12 @@
 import Foundation
 
-/// The model tables a database has prepared, by model type.
-///
-/// What a transaction on the writer creates or alters is kept apart until it commits: only the
-/// writer's own transaction sees it (other threads would find no such table yet), and a
-/// rollback forgets it.
-final class ModelRegistry: @unchecked Sendable {  // every access goes through `lock`
-    private struct Tables {
-        var byType: [ObjectIdentifier: ModelTable] = [:]
-        var hasKeyValueTable = false
-    }
-
-    private let lock = NSLock()
-    private var committed = Tables()
-    private var uncommitted = Tables()
-
-    /// The table prepared for `type`; `includingUncommitted` for the writer's open transaction.
-    func table(for type: Any.Type, includingUncommitted: Bool) -> ModelTable? {
-        lock.withLock {
-            (includingUncommitted ? uncommitted.byType[ObjectIdentifier(type)] : nil) ?? committed.byType[ObjectIdentifier(type)]
-        }
-    }
-
-    /// Records a table, as committed, or as made by the writer's open transaction.
-    func set(_ table: ModelTable, committed isCommitted: Bool) {
-        lock.withLock {
-            let key = ObjectIdentifier(table.schema.modelType)
-            if isCommitted {
-                if table.isWritable || committed.byType[key] == nil { committed.byType[key] = table }
-            } else {
-                uncommitted.byType[key] = table
-            }
-        }
-    }
-
-    func hasKeyValueTable(includingUncommitted: Bool) -> Bool {
-        lock.withLock { committed.hasKeyValueTable || (includingUncommitted && uncommitted.hasKeyValueTable) }
-    }
-
-    func noteKeyValueTable(committed isCommitted: Bool) {
-        lock.withLock {
-            if isCommitted { committed.hasKeyValueTable = true } else { uncommitted.hasKeyValueTable = true }
-        }
-    }
-
-    /// The writer's transaction committed: what it made is there for everyone.
-    func commit() {
-        lock.withLock {
-            committed.byType.merge(uncommitted.byType) { _, new in new }
-            committed.hasKeyValueTable = committed.hasKeyValueTable || uncommitted.hasKeyValueTable
-            uncommitted = Tables()
-        }
-    }
-
-    /// The writer's transaction, or one of its savepoints, rolled back: forget what it may have
-    /// made (all of it, to be safe: what still exists is found again).
-    func rollBack() {
-        lock.withLock { uncommitted = Tables() }
-    }
-
-    /// Forgets everything, after migrations changed the schema.
-    func reset() {
-        lock.withLock {
-            committed = Tables()
-            uncommitted = Tables()
-        }
-    }
-}
-
 extension SQLite.Database {
     /// The model's table for reading, or `nil` when it does not exist yet.
     func tableForReading<T: Model>(_ type: T.Type) throws -> ModelTable? {
         let inTransaction = hasOpenTransactions
         if let table = models.table(for: T.self, includingUncommitted: inTransaction) { return table }
-        let schema = try ModelSchema.of(T.self)
-        let existing = try withReader { try ExistingColumn.read(schema.table, on: $0) }
+        let schema = try ModelReflection.of(T.self)
+        let existing = try withReader { try $0.columnsByName(in: schema.table) }
         guard !existing.isEmpty else { return nil }
         let table = ModelTable(schema: schema, columns: schema.properties.filter { existing[$0.name] != nil }, isWritable: false)
         models.set(table, committed: !inTransaction)
@@ -84,7 +16,7 @@ extension SQLite.Database {
     /// The model's table, created or brought up to date for saving values like `sample`.
     func tableForWriting<T: Model>(_ type: T.Type, sample: T) throws -> ModelTable {
         if let table = models.table(for: T.self, includingUncommitted: hasOpenTransactions), table.isWritable { return table }
-        let schema = try ModelSchema.of(T.self)
+        let schema = try ModelReflection.of(T.self)
         let (keys, isKeyed) = try KeyDiscovery.keys(of: sample)
         guard isKeyed else {
             throw ModelError(T.self, "does not encode a keyed container (a property per key), so it cannot be stored as a row")
@@ -107,7 +39,7 @@ extension SQLite.Database {
         return try withWriter { connection in
             if let table = models.table(for: T.self, includingUncommitted: true), table.isWritable { return table }
             try connection.inTransaction {
-                let existing = try ExistingColumn.read(schema.table, on: connection)
+                let existing = try connection.columnsByName(in: schema.table)
                 if existing.isEmpty {
                     try connection.execute(ModelTable.createTable(schema, columns: columns))
                 } else {
@@ -123,11 +55,11 @@ extension SQLite.Database {
 
     /// Adds the columns of new properties, and reports changes that cannot be made safely.
     private func evolve(
-        _ schema: ModelSchema, columns: [ModelSchema.Property], existing: [String: ExistingColumn], on connection: Connection
+        _ schema: ModelReflection, columns: [ModelReflection.Property], existing: [String: SQLite.Column], on connection: RawConnection
     ) throws {
         let table = SQLName.quoted(schema.table)
         let model = schema.modelType
-        guard let idColumn = existing[schema.id.name], idColumn.isPrimaryKey else {
+        guard let idColumn = existing[schema.id.name], idColumn.primaryKeyPosition > 0 else {
             throw ModelError(model, """
                 table \(table) exists but its primary key is not the column "\(schema.id.name)", so values cannot be \
                 saved by id. Rename the table with a migration, or set `static var tableName` to another name.
@@ -158,7 +90,7 @@ extension SQLite.Database {
             if !column.accepts(property.storage) {
                 throw ModelError(model, """
                     property `\(property.name)` is now \(property.type), stored as \(property.storage.rawValue), but column \
-                    \(name) of table \(table) is declared \(column.declaredType.isEmpty ? "without a type" : column.declaredType); \
+                    \(name) of table \(table) is declared \(column.type.isEmpty ? "without a type" : column.type); \
                     its existing values would not decode. Convert the column with a migration (SQLite.Migrator).
                     """)
             }
@@ -181,7 +113,7 @@ extension SQLite.Database {
             }
         }
         let stored = Set(columns.map(\.name))
-        for column in existing.values where !stored.contains(column.name) && column.isNotNull && !column.hasDefault && !column.isPrimaryKey {
+        for column in existing.values where !stored.contains(column.name) && column.isNotNull && column.defaultValue == nil && column.primaryKeyPosition == 0 {
             throw ModelError(model, """
                 no longer stores `\(column.name)`, but column "\(column.name)" of table \(table) is NOT NULL without a \
                 default, so new rows cannot be saved. Drop it (ALTER TABLE \(table) DROP COLUMN "\(column.name)") or give \

@@ -1,0 +1,81 @@
+import Foundation
+
+/// The model tables a database has prepared, by model type.
+///
+/// What a transaction on the writer creates or alters is kept apart until it commits: only the
+/// writer's own transaction sees it (other threads would find no such table yet), and a
+/// rollback forgets it.
+final class ModelRegistry: TransactionObserver, @unchecked Sendable {  // every access goes through `lock`
+    private struct Tables {
+        var byType: [ObjectIdentifier: ModelTable] = [:]
+        var hasKeyValueTable = false
+    }
+
+    private let lock = NSLock()
+    private var committed = Tables()
+    private var uncommitted = Tables()
+
+    /// The table prepared for `type`; `includingUncommitted` for the writer's open transaction.
+    func table(for type: Any.Type, includingUncommitted: Bool) -> ModelTable? {
+        lock.withLock {
+            (includingUncommitted ? uncommitted.byType[ObjectIdentifier(type)] : nil) ?? committed.byType[ObjectIdentifier(type)]
+        }
+    }
+
+    /// Records a table, as committed, or as made by the writer's open transaction.
+    func set(_ table: ModelTable, committed isCommitted: Bool) {
+        lock.withLock {
+            let key = ObjectIdentifier(table.schema.modelType)
+            if isCommitted {
+                if table.isWritable || committed.byType[key] == nil { committed.byType[key] = table }
+            } else {
+                uncommitted.byType[key] = table
+            }
+        }
+    }
+
+    func hasKeyValueTable(includingUncommitted: Bool) -> Bool {
+        lock.withLock { committed.hasKeyValueTable || (includingUncommitted && uncommitted.hasKeyValueTable) }
+    }
+
+    func noteKeyValueTable(committed isCommitted: Bool) {
+        lock.withLock {
+            if isCommitted { committed.hasKeyValueTable = true } else { uncommitted.hasKeyValueTable = true }
+        }
+    }
+
+    /// The writer's transaction committed: what it made is there for everyone.
+    func transactionDidCommit() {
+        lock.withLock {
+            committed.byType.merge(uncommitted.byType) { _, new in new }
+            committed.hasKeyValueTable = committed.hasKeyValueTable || uncommitted.hasKeyValueTable
+            uncommitted = Tables()
+        }
+    }
+
+    /// The writer's transaction, or one of its savepoints, rolled back: forget what it may have
+    /// made (all of it, to be safe: what still exists is found again).
+    func transactionDidRollBack() {
+        lock.withLock { uncommitted = Tables() }
+    }
+
+    /// Forgets everything, after migrations changed the schema.
+    func reset() {
+        lock.withLock {
+            committed = Tables()
+            uncommitted = Tables()
+        }
+    }
+}
+
+extension SQLite.Database {
+    /// The model tables prepared in this database, kept with the database by Core's attachment
+    /// hook and told about the writer's commits and rollbacks.
+    var models: ModelRegistry {
+        attachment(ModelRegistry.self) { database in
+            let registry = ModelRegistry()
+            database.addTransactionObserver(registry)
+            return registry
+        }
+    }
+}

@@ -1,0 +1,20 @@
+/// The failure of ``identityCast(_:to:)`` when `U` is not `T`: a bug in the library, reported
+/// as an error rather than a trap.
+struct IdentityCastMismatch: Error, CustomStringConvertible {
+    let from: Any.Type
+    let to: Any.Type
+    var description: String { "CodableSQLite internal error: \(from) is not \(to)" }
+}
+
+/// `value` as `T`, when `U` and `T` are the same type.
+///
+/// Generic coding code checks `T.self == Date.self` and then needs the value as a `Date`: a
+/// dynamic cast (`as? Date`) would look up `Optional<T>` metadata at run time in unspecialized
+/// code, which the hot decoding paths cannot afford. This helper checks the types itself (a
+/// pointer comparison) and reinterprets the value only when they are identical, so a wrong
+/// call throws instead of corrupting memory.
+@inline(__always)
+func identityCast<U, T>(_ value: U, to type: T.Type) throws -> T {
+    guard U.self == T.self else { throw IdentityCastMismatch(from: U.self, to: T.self) }
+    return unsafeBitCast(value, to: T.self)
+}

@@ -1,0 +1,23 @@
+/// Run-time questions about `Optional` that generic code cannot ask with `is`/`as`.
+protocol OptionalType {
+    /// `Wrapped.self` of an `Optional<Wrapped>` type.
+    static var wrappedType: Any.Type { get }
+    /// Whether this value is `nil`.
+    var isNone: Bool { get }
+}
+
+extension Optional: OptionalType {
+    static var wrappedType: Any.Type { Wrapped.self }
+    var isNone: Bool { self == nil }
+}
+
+/// Whether `value` is an `Optional` holding `nil` (`false` for every non-optional value).
+func isNilOptional<V>(_ value: V) -> Bool {
+    (value as? any OptionalType)?.isNone ?? false
+}
+
+/// The type an `Optional` wraps and `true`, or `type` itself and `false`.
+func unwrappedOptionalType(_ type: Any.Type) -> (type: Any.Type, isOptional: Bool) {
+    if let optional = type as? any OptionalType.Type { return (optional.wrappedType, true) }
+    return (type, false)
+}
