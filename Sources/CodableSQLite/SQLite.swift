@@ -43,3 +43,29 @@ public typealias SQLiteArguments = [String: SQLite.Value]
 /// let name = rows.first?["name"]?.stringValue
 /// ```
 public typealias SQLiteRow = [String: SQLite.Value]
+
+// MARK: Names in the namespace
+
+/// The model layer's types are declared at the top level for short spellings (`Model`, `Filter`),
+/// and also here in the `SQLite` namespace. When an app has its own `Filter` or `Model` (common
+/// words), its declaration wins over ours in that app, and it writes the namespaced spelling:
+///
+/// ```swift
+/// struct Filter { … }                                        // the app's own type
+/// struct Person: Codable, SQLite.UUIDModel { let id: UUID; var age: Int }
+/// let adults = try db.get(with: SQLite.Filter(\Person.age, is: .greater(than: 17)))
+/// ```
+extension SQLite {
+    /// ``CodableSQLite/Model`` in the `SQLite` namespace.
+    public typealias Model = CodableSQLite.Model
+    /// ``CodableSQLite/UUIDModel`` in the `SQLite` namespace.
+    public typealias UUIDModel = CodableSQLite.UUIDModel
+    /// ``CodableSQLite/Filter`` in the `SQLite` namespace.
+    public typealias Filter<Root: CodableSQLite.Model> = CodableSQLite.Filter<Root>
+    /// ``CodableSQLite/Rule`` in the `SQLite` namespace.
+    public typealias Rule<Value> = CodableSQLite.Rule<Value>
+    /// ``CodableSQLite/ModelIndex`` in the `SQLite` namespace.
+    public typealias ModelIndex<Root: CodableSQLite.Model> = CodableSQLite.ModelIndex<Root>
+    /// ``CodableSQLite/ModelError`` in the `SQLite` namespace.
+    public typealias ModelError = CodableSQLite.ModelError
+}

@@ -77,6 +77,7 @@ extension SQLite {
         /// ```
         ///
         /// - Throws: `DecodingError` (`typeMismatch` for more than one row), or ``SQLite/Error``.
+        @available(*, noasync, message: "from async code, call the async form with await")
         public func decode<T: Decodable>(_ type: T.Type, using sql: SQL, arguments: SQLiteArguments = [:]) throws -> T? {
             try decodeOne(type, using: sql) { try $0.bind(arguments) }
         }
@@ -86,6 +87,7 @@ extension SQLite {
         /// ```swift
         /// let task = try decoder.decode(Task.self, using: "SELECT * FROM tasks WHERE id = ?", arguments: [.text(id)])
         /// ```
+        @available(*, noasync, message: "from async code, call the async form with await")
         public func decode<T: Decodable>(_ type: T.Type, using sql: SQL, arguments: [SQLite.Value]) throws -> T? {
             try decodeOne(type, using: sql) { try $0.bind(arguments) }
         }
@@ -97,6 +99,7 @@ extension SQLite {
         /// ```
         ///
         /// - Throws: `DecodingError` whose coding path starts with the row's index, or ``SQLite/Error``.
+        @available(*, noasync, message: "from async code, call the async form with await")
         public func decode<T: Decodable>(_ type: [T].Type, using sql: SQL, arguments: SQLiteArguments = [:]) throws -> [T] {
             try decodeAll(T.self, using: sql) { try $0.bind(arguments) }
         }
@@ -106,6 +109,7 @@ extension SQLite {
         /// ```swift
         /// let names = try decoder.decode([String].self, using: "SELECT name FROM people WHERE age > ?", arguments: [.integer(17)])
         /// ```
+        @available(*, noasync, message: "from async code, call the async form with await")
         public func decode<T: Decodable>(_ type: [T].Type, using sql: SQL, arguments: [SQLite.Value]) throws -> [T] {
             try decodeAll(T.self, using: sql) { try $0.bind(arguments) }
         }

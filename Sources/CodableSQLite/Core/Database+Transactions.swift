@@ -13,6 +13,7 @@ extension SQLite.Database {
     ///     return try db.read("SELECT count(*) AS n FROM t")[0]["n"]?.intValue ?? 0
     /// }
     /// ```
+    @available(*, noasync, message: "from async code, call the async form with await")
     @discardableResult
     public func inTransaction<R>(_ block: () throws -> R) throws -> R {
         try withWriter { connection in

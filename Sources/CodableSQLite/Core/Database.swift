@@ -193,6 +193,7 @@ extension SQLite {
         ///
         /// A failing statement stops the run; earlier statements stay applied unless the call
         /// is inside `inTransaction(_:)`.
+        @available(*, noasync, message: "from async code, call the async form with await")
         @discardableResult
         public func execute(raw sql: SQL) throws -> [SQLiteRow] {
             try withWriter { try $0.execute(sql) }
@@ -204,14 +205,10 @@ extension SQLite {
         /// ```swift
         /// try db.write("INSERT INTO t VALUES (:id, :name)", arguments: ["id": .integer(1), "name": .text("a")])
         /// ```
+        @available(*, noasync, message: "from async code, call the async form with await")
         @discardableResult
         public func write(_ sql: SQL, arguments: SQLiteArguments = [:]) throws -> [SQLiteRow] {
-            try withWriter { connection in
-                try connection.withStatement(sql) { statement in
-                    try statement.bind(arguments)
-                    return try statement.rows()
-                }
-            }
+            try withWriter { try $0.rows(sql, arguments: arguments, readOnly: false) }
         }
 
         /// Runs one statement that may write, with positional (`?`) arguments.
@@ -219,14 +216,10 @@ extension SQLite {
         /// ```swift
         /// try db.write("INSERT INTO t VALUES (?, ?)", arguments: [.integer(2), .text("b")])
         /// ```
+        @available(*, noasync, message: "from async code, call the async form with await")
         @discardableResult
         public func write(_ sql: SQL, arguments: [SQLite.Value]) throws -> [SQLiteRow] {
-            try withWriter { connection in
-                try connection.withStatement(sql) { statement in
-                    try statement.bind(arguments)
-                    return try statement.rows()
-                }
-            }
+            try withWriter { try $0.rows(sql, arguments: arguments, readOnly: false) }
         }
 
         /// Runs one read-only statement with named arguments and returns its rows.
@@ -236,14 +229,9 @@ extension SQLite {
         /// ```
         ///
         /// - Throws: ``SQLite/Error`` with ``SQLite/ResultCode/misuse`` for a statement that writes.
+        @available(*, noasync, message: "from async code, call the async form with await")
         public func read(_ sql: SQL, arguments: SQLiteArguments = [:]) throws -> [SQLiteRow] {
-            try withReader { connection in
-                try connection.withStatement(sql) { statement in
-                    try statement.requireReadOnly()
-                    try statement.bind(arguments)
-                    return try statement.rows()
-                }
-            }
+            try withReader { try $0.rows(sql, arguments: arguments, readOnly: true) }
         }
 
         /// Runs one read-only statement with positional (`?`) arguments and returns its rows.
@@ -251,14 +239,30 @@ extension SQLite {
         /// ```swift
         /// let rows = try db.read("SELECT ? + ?", arguments: [.integer(1), .integer(2)])
         /// ```
+        @available(*, noasync, message: "from async code, call the async form with await")
         public func read(_ sql: SQL, arguments: [SQLite.Value]) throws -> [SQLiteRow] {
-            try withReader { connection in
-                try connection.withStatement(sql) { statement in
-                    try statement.requireReadOnly()
-                    try statement.bind(arguments)
-                    return try statement.rows()
-                }
-            }
+            try withReader { try $0.rows(sql, arguments: arguments, readOnly: true) }
+        }
+    }
+}
+
+extension RawConnection {
+    /// Runs one statement with named arguments and returns its rows; `readOnly` refuses
+    /// statements that write, so reads behave the same on every kind of database.
+    func rows(_ sql: SQL, arguments: SQLiteArguments, readOnly: Bool) throws -> [SQLiteRow] {
+        try withStatement(sql) { statement in
+            if readOnly { try statement.requireReadOnly() }
+            try statement.bind(arguments)
+            return try statement.rows()
+        }
+    }
+
+    /// Runs one statement with positional arguments and returns its rows.
+    func rows(_ sql: SQL, arguments: [SQLite.Value], readOnly: Bool) throws -> [SQLiteRow] {
+        try withStatement(sql) { statement in
+            if readOnly { try statement.requireReadOnly() }
+            try statement.bind(arguments)
+            return try statement.rows()
         }
     }
 }

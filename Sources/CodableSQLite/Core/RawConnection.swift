@@ -18,6 +18,8 @@ final class RawConnection: @unchecked Sendable {  // used by one thread at a tim
 
     let handle: OpaquePointer
     let path: String
+    /// Whether the connection refuses writes (`PRAGMA query_only`): the readers of a WAL database.
+    let isQueryOnly: Bool
     /// The serial queue `async` work on this connection runs on: one executor per connection,
     /// never the cooperative thread pool (see ``ConnectionPool``).
     let queue: DispatchQueue
@@ -50,6 +52,7 @@ final class RawConnection: @unchecked Sendable {  // used by one thread at a tim
         handle = opened
         self.path = path
         queue = DispatchQueue(label: "CodableSQLite.connection")
+        isQueryOnly = options.isQueryOnly
         // From here on a thrown error runs deinit, which closes the handle.
         sqlite3_extended_result_codes(handle, 1)
         let milliseconds = (options.busyTimeout * 1000).rounded()  // NaN, negative: no waiting; huge: the longest

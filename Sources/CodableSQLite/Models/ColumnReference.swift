@@ -13,7 +13,7 @@ struct ColumnReference: Hashable, Sendable {
     /// Why the JSON path cannot find its value, from what saved values showed (see ``NestedKeys``).
     func nestedKeyProblem(root: Any.Type) -> ModelError? {
         guard let problem = nestedHops.lazy.compactMap(NestedKeys.problem(at:)).first else { return nil }
-        return ModelError(root, "cannot filter, sort or index on \(name): \(problem)")
+        return ModelError(.invalidKeyPath, root, "cannot filter, sort or index on \(name): \(problem)")
     }
 
     /// `"age"`, or `json_extract("address", '$."city"')`.
@@ -43,7 +43,7 @@ struct ColumnReference: Hashable, Sendable {
                 // containers[i] holds the member names[i + 1].
                 nestedHops: zip(containers, names.dropFirst()).map { NestedKeys.Hop(type: $0, member: $1) }))
         } else {
-            result = .failure(ModelError(Root.self, """
+            result = .failure(ModelError(.invalidKeyPath, Root.self, """
                 cannot filter, sort or index on key path \(keyPath): it is not a stored property, or a stored \
                 property of a nested value (computed properties and optional chaining are not stored)
                 """))

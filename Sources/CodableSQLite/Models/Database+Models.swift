@@ -10,6 +10,7 @@ extension SQLite.Database {
     /// ```
     ///
     /// - Returns: the saved value; for an optional integer id that was `nil`, with the id SQLite assigned.
+    @available(*, noasync, message: "from async code, call the async form with await")
     @discardableResult
     public func save<T: Model>(_ value: T) throws -> T {
         let table = try tableForWriting(T.self, sample: value)
@@ -26,6 +27,7 @@ extension SQLite.Database {
     ///
     /// - Throws: the first failure, after rolling everything back; an ``SQLite/Error`` carries the
     ///   failing element's ``SQLite/Error/elementIndex``.
+    @available(*, noasync, message: "from async code, call the async form with await")
     @discardableResult
     public func save<T: Model>(_ values: [T]) throws -> [T] {
         guard let first = values.first else { return [] }
@@ -46,7 +48,7 @@ extension SQLite.Database {
                 return value
             }
             guard let saved = try statement.decodeSingleRow(T.self, options: DecodingOptions()) else {
-                throw ModelError(T.self, "the database returned no row for the inserted value")
+                throw ModelError(.unexpectedResult, T.self, "the database returned no row for the inserted value")
             }
             return saved
         }
@@ -57,6 +59,7 @@ extension SQLite.Database {
     /// ```swift
     /// let everyone: [Person] = try db.get(Person.self)
     /// ```
+    @available(*, noasync, message: "from async code, call the async form with await")
     public func get<T: Model>(_ type: T.Type) throws -> [T] {
         try get(with: Filter<T>())
     }
@@ -66,6 +69,7 @@ extension SQLite.Database {
     /// ```swift
     /// let adults = try db.get(with: Filter(\Person.age, is: .greater(than: 17)).sort(by: \.name))
     /// ```
+    @available(*, noasync, message: "from async code, call the async form with await")
     public func get<T: Model>(with filter: Filter<T>) throws -> [T] {
         let (clauses, arguments) = try filter.clauses()
         guard let table = try tableForReading(T.self) else { return [] }
@@ -77,6 +81,7 @@ extension SQLite.Database {
     /// ```swift
     /// let billy: Person? = try db.get(Person.self, id: billyID)
     /// ```
+    @available(*, noasync, message: "from async code, call the async form with await")
     public func get<T: Model>(_ type: T.Type, id: T.ID) throws -> T? {
         guard let table = try tableForReading(T.self) else { return nil }
         let key = try ValueEncoder.value(for: id, at: .root, options: EncodingOptions())
@@ -88,6 +93,7 @@ extension SQLite.Database {
     /// ```swift
     /// let n = try db.count(Person.self)
     /// ```
+    @available(*, noasync, message: "from async code, call the async form with await")
     public func count<T: Model>(_ type: T.Type) throws -> Int {
         try count(with: Filter<T>())
     }
@@ -97,6 +103,7 @@ extension SQLite.Database {
     /// ```swift
     /// let m = try db.count(with: Filter(\Person.age, is: .between(15, and: 35)))
     /// ```
+    @available(*, noasync, message: "from async code, call the async form with await")
     public func count<T: Model>(with filter: Filter<T>) throws -> Int {
         let (clauses, arguments) = try filter.clauses(includingOrderAndLimit: false)
         guard let table = try tableForReading(T.self) else { return 0 }
@@ -122,6 +129,7 @@ extension SQLite.Database {
     /// ```
     ///
     /// - Returns: whether a row was deleted.
+    @available(*, noasync, message: "from async code, call the async form with await")
     @discardableResult
     public func delete<T: Model>(_ value: T) throws -> Bool {
         try delete(T.self, id: value.id)
@@ -134,6 +142,7 @@ extension SQLite.Database {
     /// ```
     ///
     /// - Returns: whether a row was deleted.
+    @available(*, noasync, message: "from async code, call the async form with await")
     @discardableResult
     public func delete<T: Model>(_ type: T.Type, id: T.ID) throws -> Bool {
         guard let table = try tableForReading(T.self) else { return false }
@@ -154,6 +163,7 @@ extension SQLite.Database {
     /// ```
     ///
     /// - Returns: how many rows were deleted.
+    @available(*, noasync, message: "from async code, call the async form with await")
     @discardableResult
     public func delete<T: Model>(_ values: [T]) throws -> Int {
         guard let table = try tableForReading(T.self) else { return 0 }
@@ -176,6 +186,7 @@ extension SQLite.Database {
     /// ```
     ///
     /// - Returns: how many rows were deleted.
+    @available(*, noasync, message: "from async code, call the async form with await")
     @discardableResult
     public func delete<T: Model>(with filter: Filter<T>) throws -> Int {
         let (clauses, arguments) = try filter.clauses()
@@ -204,7 +215,7 @@ extension SQLite.Database {
                 }
             }
         } catch DecodingError.keyNotFound(let key, _) where !table.columns.contains(where: { $0.name == key.stringValue }) {
-            throw ModelError(T.self, """
+            throw ModelError(.schemaMismatch, T.self, """
                 has the property `\(key.stringValue)`, but table \(SQLName.quoted(table.schema.table)) has no such column \
                 and its rows have no value for it. Make the property optional, or add the column with a value for the \
                 existing rows in a migration (SQLite.Migrator).

@@ -42,7 +42,7 @@ public struct Filter<Root: Model>: Sendable {
         case .success(let column):
             switch rule.condition {
             case .success(let condition): predicate = .condition(column, condition)
-            case .failure(let failure): error = ModelError(Root.self, "the filter value for \(column.name) cannot be stored: \(failure.message)")
+            case .failure(let failure): error = ModelError(.invalidFilter, Root.self, "the filter value for \(column.name) cannot be stored: \(failure.message)")
             }
         case .failure(let failure):
             error = failure
@@ -120,7 +120,7 @@ public struct Filter<Root: Model>: Sendable {
     public func limit(_ count: Int, page: Int = 1) -> Filter<Root> {
         var result = self
         guard count >= 0, page >= 1 else {
-            result.error = result.error ?? ModelError(Root.self, "limit(\(count), page: \(page)) needs a count of 0 or more and a page of 1 or more")
+            result.error = result.error ?? ModelError(.invalidFilter, Root.self, "limit(\(count), page: \(page)) needs a count of 0 or more and a page of 1 or more")
             return result
         }
         let (offset, overflow) = count.multipliedReportingOverflow(by: page - 1)

@@ -93,16 +93,27 @@ public struct ModelIndex<Root: Model>: Sendable {
 /// A failure of the model layer that SQLite did not report: an unsupported model shape, a schema
 /// change that cannot be applied automatically, a filter on something that is not stored.
 ///
+/// Match its ``code`` rather than its message, which may be reworded:
+///
 /// ```swift
-/// do { try db.save(person) } catch let error as ModelError { print(error.message) }
+/// do {
+///     try db.save(person)
+/// } catch ModelError.Code.schemaMismatch {
+///     // the table cannot take this version of the model: migrate
+/// } catch let error as ModelError {
+///     print(error.code, error.model, error.message)
+/// }
 /// ```
 public struct ModelError: Error, Hashable, Sendable, CustomStringConvertible, LocalizedError {
+    /// What kind of failure this is.
+    public let code: Code
     /// The model type's name.
     public let model: String
     /// What went wrong and the way out.
     public let message: String
 
-    init(_ model: Any.Type, _ message: String) {
+    init(_ code: Code, _ model: Any.Type, _ message: String) {
+        self.code = code
         self.model = String(describing: model)
         self.message = message
     }
@@ -112,4 +123,42 @@ public struct ModelError: Error, Hashable, Sendable, CustomStringConvertible, Lo
 
     /// The same text as ``description``.
     public var errorDescription: String? { description }
+
+    /// The kind of a ``ModelError``: a struct with static members, so codes can be added without
+    /// breaking `switch` statements, and matchable in `catch` clauses.
+    ///
+    /// ```swift
+    /// catch let error as ModelError where error.code == .invalidFilter { … }
+    /// ```
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        /// A short stable name, such as `schemaMismatch`.
+        public let name: String
+
+        init(_ name: String) { self.name = name }
+
+        /// The type cannot be a model: a class, no `id`, an unsupported `id` type, `CodingKeys`
+        /// that rename properties, a value that does not encode a keyed container.
+        public static let unsupportedModel = Code("unsupportedModel")
+        /// The existing table cannot hold this version of the model without a migration: a new
+        /// non-optional property on a table with rows, a changed type, a property made optional,
+        /// a column the model no longer writes that is `NOT NULL` without a default.
+        public static let schemaMismatch = Code("schemaMismatch")
+        /// A key path that is not stored, or that the stored JSON does not hold by that name, used
+        /// in a filter, a sort or an index.
+        public static let invalidKeyPath = Code("invalidKeyPath")
+        /// A filter whose value cannot be stored (a NaN, an integer too large) or whose limit or
+        /// page is out of range.
+        public static let invalidFilter = Code("invalidFilter")
+        /// The database answered in a way the model layer cannot use, such as an insert that
+        /// returned no row (a trigger that removed it).
+        public static let unexpectedResult = Code("unexpectedResult")
+
+        /// The ``name``.
+        public var description: String { name }
+
+        /// Whether `error` is a ``ModelError`` with this code, for `catch ModelError.Code.x` clauses.
+        public static func ~= (code: Code, error: any Error) -> Bool {
+            (error as? ModelError)?.code == code
+        }
+    }
 }

@@ -37,21 +37,21 @@ struct ModelReflection: @unchecked Sendable {  // immutable after creation; AnyK
     private static func make<T: Model>(_ type: T.Type) throws -> ModelReflection {
         let fields = try storedFields(of: T.self)
         guard !fields.isEmpty else {
-            throw ModelError(T.self, "has no stored properties to save; models are structs (or final classes) with stored properties")
+            throw ModelError(.unsupportedModel, T.self, "has no stored properties to save; models are structs with stored properties")
         }
         let properties = fields.map { field in
             let (storage, isOptional) = StorageType.of(field.type)
             return Property(name: field.name, keyPath: field.keyPath, type: field.type, storage: storage, isOptional: isOptional)
         }
         guard let id = properties.first(where: { $0.name == "id" }) else {
-            throw ModelError(T.self, "has no stored property named `id`; a model needs one (UUID, String, Int, Int64 or an optional integer)")
+            throw ModelError(.unsupportedModel, T.self, "has no stored property named `id`; a model needs one (UUID, String, Int, Int64 or an optional integer)")
         }
         let assignsID = id.isOptional
         if assignsID && id.storage != .integer {
-            throw ModelError(T.self, "has an optional `id` of type \(id.type); only optional integer ids (Int?, Int64?) can be assigned on insert. Make the id non-optional.")
+            throw ModelError(.unsupportedModel, T.self, "has an optional `id` of type \(id.type); only optional integer ids (Int?, Int64?) can be assigned on insert. Make the id non-optional.")
         }
         let table = T.tableName
-        guard !table.isEmpty else { throw ModelError(T.self, "has an empty tableName") }
+        guard !table.isEmpty else { throw ModelError(.unsupportedModel, T.self, "has an empty tableName") }
         return ModelReflection(modelType: T.self, table: table, properties: properties, id: id, assignsID: assignsID)
     }
 
@@ -69,9 +69,14 @@ struct ModelReflection: @unchecked Sendable {  // immutable after creation; AnyK
 
     /// Stored properties with their names, key paths and types, in declaration order.
     static func storedFields<Root>(of type: Root.Type) throws -> [Field] {
-        var options: _EachFieldOptions = []
-        // `.classType` (raw value 1) is declared as a mutable static, which Swift 6 rejects; spell its value.
-        if Root.self is AnyClass { options.insert(_EachFieldOptions(rawValue: 1)) }
+        // The standard library's reflection of key paths refuses class types: models are structs.
+        if Root.self is AnyClass {
+            throw ModelError(.unsupportedModel, Root.self, """
+                is a class; models are structs (value types), whose stored properties Swift can list with their \
+                key paths. Make it a struct, or store the class with SQLite.Encoder and your own SQL.
+                """)
+        }
+        let options: _EachFieldOptions = []
         var names: [String] = []
         var keyPaths: [AnyKeyPath] = []
         let keyPathsRead = _forEachFieldWithKeyPath(of: Root.self, options: options) { name, keyPath in
@@ -85,7 +90,7 @@ struct ModelReflection: @unchecked Sendable {  // immutable after creation; AnyK
             return true
         }
         guard keyPathsRead, typesRead, names.count == types.count else {
-            throw ModelError(Root.self, "cannot be reflected: Swift's runtime does not list its stored properties (is it a struct or a final class?)")
+            throw ModelError(.unsupportedModel, Root.self, "cannot be reflected: Swift's runtime does not list its stored properties (is it a struct?)")
         }
         return (0..<names.count).map { Field(name: names[$0], keyPath: keyPaths[$0], type: types[$0]) }
     }

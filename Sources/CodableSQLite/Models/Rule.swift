@@ -18,9 +18,9 @@ public struct Rule<Value>: Sendable {
         } catch let error as EncodingError {
             var message = "\(error)"
             if case .invalidValue(_, let context) = error { message = context.debugDescription }
-            condition = .failure(ModelError(Value.self, message))
+            condition = .failure(ModelError(.invalidFilter, Value.self, message))
         } catch {
-            condition = .failure(ModelError(Value.self, "\(error)"))
+            condition = .failure(ModelError(.invalidFilter, Value.self, "\(error)"))
         }
     }
 
