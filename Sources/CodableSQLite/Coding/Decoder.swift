@@ -76,6 +76,17 @@ extension SQLite {
         /// let task = try decoder.decode(Task.self, using: "SELECT * FROM tasks WHERE id = :id", arguments: ["id": .text(id)])
         /// ```
         ///
+        /// An array type, even one picked through this overload (`let names: [String]? = try
+        /// decoder.decode([String].self, …)`, `try? decoder.decode([String].self, …)`, or a generic
+        /// `T`), decodes every row, like the overload for arrays: never `nil`, one element per row.
+        /// For the JSON array held in one row's column, ask for an optional array, or for an array
+        /// of arrays to get one per row:
+        ///
+        /// ```swift
+        /// let tags = try decoder.decode([String]?.self, using: "SELECT tags FROM posts WHERE id = 1")   // [String]??: nil when no row
+        /// let all = try decoder.decode(Array<[String]>.self, using: "SELECT tags FROM posts")       // [[String]]
+        /// ```
+        ///
         /// - Throws: `DecodingError` (`typeMismatch` for more than one row), or ``SQLite/Error``.
         @available(*, noasync, message: "from async code, call the async form with await")
         public func decode<T: Decodable>(_ type: T.Type, using sql: SQL, arguments: SQLiteArguments = [:]) throws -> T? {
@@ -87,6 +98,9 @@ extension SQLite {
         /// ```swift
         /// let task = try decoder.decode(Task.self, using: "SELECT * FROM tasks WHERE id = ?", arguments: [.text(id)])
         /// ```
+        ///
+        /// As with named arguments, an array type decodes every row, one element per row, and
+        /// `[String]?.self` reads the JSON array in one row.
         @available(*, noasync, message: "from async code, call the async form with await")
         public func decode<T: Decodable>(_ type: T.Type, using sql: SQL, arguments: [SQLite.Value]) throws -> T? {
             try decodeOne(type, using: sql) { try $0.bind(arguments) }
@@ -97,6 +111,9 @@ extension SQLite {
         /// ```swift
         /// let tasks = try decoder.decode(Array<Task>.self, using: "SELECT * FROM tasks ORDER BY id")
         /// ```
+        ///
+        /// `decode([X].self, …)` always means one `X` per row, whichever overload the context picks.
+        /// `decode(Array<[String]>.self, …)` reads a JSON array from each row.
         ///
         /// - Throws: `DecodingError` whose coding path starts with the row's index, or ``SQLite/Error``.
         @available(*, noasync, message: "from async code, call the async form with await")
@@ -115,11 +132,20 @@ extension SQLite {
         }
 
         private func decodeOne<T: Decodable>(_ type: T.Type, using sql: SQL, bind: (Statement) throws -> Void) throws -> T? {
+            if let arrayType = T.self as? any DecodableArray.Type {
+                // An array is every row, whatever overload the call resolved to.
+                let rows = try arrayType.decodeRows(with: self, using: sql, bind: bind)
+                guard let rows = rows as? T else {
+                    throw DecodingError.typeMismatch(T.self, DecodingError.Context(
+                        codingPath: [], debugDescription: "Expected to decode \(T.self) but decoded \(Swift.type(of: rows)). SQL: \(sql)"))
+                }
+                return rows
+            }
             let options = self.options
             return try run(sql, bind: bind) { try $0.decodeSingleRow(T.self, options: options) }
         }
 
-        private func decodeAll<T: Decodable>(_ type: T.Type, using sql: SQL, bind: (Statement) throws -> Void) throws -> [T] {
+        fileprivate func decodeAll<T: Decodable>(_ type: T.Type, using sql: SQL, bind: (Statement) throws -> Void) throws -> [T] {
             let options = self.options
             return try run(sql, bind: bind) { try $0.decodeRows(T.self, options: options) }
         }
@@ -152,6 +178,8 @@ extension SQLite {
         /// ```swift
         /// let task = try await decoder.decode(Task.self, using: Task.fetchByID, arguments: ["id": .text(id)])
         /// ```
+        ///
+        /// An array type decodes every row; `[String]?.self` reads one row's JSON array.
         public func decode<T: Decodable & Sendable>(_ type: T.Type, using sql: SQL, arguments: SQLiteArguments = [:]) async throws -> T? {
             try await database.performRead { _ in try self.decode(type, using: sql, arguments: arguments) }
         }
@@ -161,6 +189,8 @@ extension SQLite {
         /// ```swift
         /// let task = try await decoder.decode(Task.self, using: "SELECT * FROM tasks WHERE id = ?", arguments: [.text(id)])
         /// ```
+        ///
+        /// An array type decodes every row; `[String]?.self` reads one row's JSON array.
         public func decode<T: Decodable & Sendable>(_ type: T.Type, using sql: SQL, arguments: [SQLite.Value]) async throws -> T? {
             try await database.performRead { _ in try self.decode(type, using: sql, arguments: arguments) }
         }
@@ -182,6 +212,20 @@ extension SQLite {
         public func decode<T: Decodable & Sendable>(_ type: [T].Type, using sql: SQL, arguments: [SQLite.Value]) async throws -> [T] {
             try await database.performRead { _ in try self.decode(type, using: sql, arguments: arguments) }
         }
+    }
+}
+
+/// Array types, recognised at run time so that decoding one always reads every row, whichever
+/// `decode` overload the call's context picked (`EncodableArray` does the same for the encoder).
+private protocol DecodableArray {
+    static func decodeRows(with decoder: SQLite.Decoder, using sql: SQL, bind: (Statement) throws -> Void) throws -> Self
+}
+
+extension Array: DecodableArray where Element: Decodable {
+    fileprivate static func decodeRows(
+        with decoder: SQLite.Decoder, using sql: SQL, bind: (Statement) throws -> Void
+    ) throws -> [Element] {
+        try decoder.decodeAll(Element.self, using: sql, bind: bind)
     }
 }
 

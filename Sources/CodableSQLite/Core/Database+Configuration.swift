@@ -88,19 +88,27 @@ extension SQLite.Database {
 
         static func defaultDirectory(environment: [String: String], programName: String) -> URL {
             #if canImport(Darwin)
+            // macOS, iOS, tvOS, watchOS and visionOS all have Application Support in the user domain.
             let base = FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask).first
-                ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent("Library/Application Support")
+                ?? homeDirectory.appendingPathComponent("Library/Application Support", isDirectory: true)
             #else
             let base: URL
             if let xdg = environment["XDG_DATA_HOME"], xdg.hasPrefix("/") {
                 base = URL(fileURLWithPath: xdg, isDirectory: true)
             } else {
-                let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 }
-                    ?? FileManager.default.homeDirectoryForCurrentUser.path
+                let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? homeDirectory.path
                 base = URL(fileURLWithPath: home, isDirectory: true).appendingPathComponent(".local/share", isDirectory: true)
             }
             #endif
             return base.appendingPathComponent(programName, isDirectory: true)
+        }
+
+        /// The user's home folder; on iOS, tvOS and watchOS the app's container.
+        ///
+        /// `NSHomeDirectory()` exists on every platform Foundation supports, unlike
+        /// `FileManager.homeDirectoryForCurrentUser`, which is macOS-only among Apple platforms.
+        static var homeDirectory: URL {
+            URL(fileURLWithPath: NSHomeDirectory(), isDirectory: true)
         }
     }
 }

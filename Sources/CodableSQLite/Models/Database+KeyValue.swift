@@ -33,10 +33,25 @@ extension SQLite.Database {
     /// The value stored under a key, or `nil` when there is none.
     ///
     /// ```swift
-    /// let v = try db.value(Double.self, forKey: "myKey")   // 173813.5345
+    /// let v = try db.value(Double.self, forKey: "myKey")             // 173813.5345
+    /// let home = try db.value(Address.self, forKey: "home")          // a struct, from its JSON
+    /// let scores = try db.value([String: Int].self, forKey: "scores")
     /// ```
     ///
-    /// - Throws: `DecodingError` when the stored value is not a `T`.
+    /// Every value ``store(_:forKey:)`` accepts comes back equal, read as the one stored value
+    /// (the struct's properties are members of its JSON, not result columns).
+    ///
+    /// Asking for an `Optional` works like a dictionary of optionals: the result is `nil` when
+    /// the key is missing and `.some(nil)` when the key holds a stored `nil`:
+    ///
+    /// ```swift
+    /// try db.store(nil as Int?, forKey: "limit")
+    /// try db.value(Int?.self, forKey: "limit")   // Optional(nil): the key holds nil
+    /// try db.value(Int?.self, forKey: "other")   // nil: no such key
+    /// try db.value(Int.self, forKey: "limit")    // throws DecodingError.valueNotFound
+    /// ```
+    ///
+    /// - Throws: `DecodingError` when the stored value is not a `T` (a stored `nil` is not an `Int`).
     @available(*, noasync, message: "from async code, call the async form with await")
     public func value<T: Decodable>(_ type: T.Type, forKey key: String) throws -> T? {
         try withReader { connection -> T? in
@@ -44,7 +59,9 @@ extension SQLite.Database {
             return try connection.withStatement("SELECT value FROM \(Self.keyValueTable) WHERE key = ?") { statement in
                 try statement.bind([.text(key)])
                 guard try statement.step() else { return nil }
-                return try RowDecoder(statement: statement, options: DecodingOptions()).decodeRow(T.self)
+                // The column holds one value (JSON text for containers): decode it as that value,
+                // not as a row whose columns are T's keys.
+                return try statement.decodeColumnValue(T.self, options: DecodingOptions())
             }
         }
     }

@@ -13,6 +13,12 @@ struct ConfigurationTests {
         #expect(SQLite.Database.Configuration(directory: folder, filename: "data.db").path.hasSuffix("/data.db"))
     }
 
+    #if canImport(Darwin)
+    @Test func defaultDirectoryIsInApplicationSupport() {
+        let url = SQLite.Database.Configuration.defaultDirectory(environment: ["XDG_DATA_HOME": "/data/home"], programName: "todo")
+        #expect(url.path.hasSuffix("/Application Support/todo"))
+    }
+    #else
     @Test func defaultDirectoryFollowsXDGDataHome() {
         let url = SQLite.Database.Configuration.defaultDirectory(environment: ["XDG_DATA_HOME": "/data/home"], programName: "todo")
         #expect(url.path == "/data/home/todo")
@@ -25,6 +31,13 @@ struct ConfigurationTests {
             environment: ["HOME": "/home/me", "XDG_DATA_HOME": "relative/path"], programName: "todo")
         #expect(relative.path == "/home/me/.local/share/todo")
     }
+
+    @Test func defaultDirectoryWithoutHOMEIsUnderTheUsersHomeFolder() {
+        let url = SQLite.Database.Configuration.defaultDirectory(environment: [:], programName: "todo")
+        #expect(url.path == URL(fileURLWithPath: NSHomeDirectory()).appendingPathComponent(".local/share/todo").path)
+        #expect(url.path.hasPrefix("/"))
+    }
+    #endif
 
     @Test func defaultConfigurationIsDatabaseSqliteInTheProgramFolder() {
         let path = SQLite.Database.Configuration().path
