@@ -28,6 +28,13 @@ final class Statement {
         sqlite3_finalize(handle)
     }
 
+    /// The SQL with the values bound now in place of its parameters (for diagnostics and tests).
+    var expandedSQL: String? {
+        guard let text = sqlite3_expanded_sql(handle) else { return nil }
+        defer { sqlite3_free(text) }
+        return String(cString: text)
+    }
+
     // MARK: Errors
 
     /// The error for a failed call on this statement, carrying its SQL.

@@ -45,6 +45,11 @@ final class StatementCache {
         return entry.statement
     }
 
+    /// The cached statement for `sql`, without counting a use (for tests and diagnostics).
+    func peek(_ sql: String) -> Statement? {
+        entries[sql]?.statement
+    }
+
     /// Caches a statement just prepared, on probation.
     func insert(_ statement: Statement) {
         if entries.count - protectedCount >= Self.probationCapacity { evictLeastRecentlyUsed(protected: false) }

@@ -1,0 +1,97 @@
+import Foundation
+import Testing
+@testable import CodableSQLite
+
+@Suite("Core: statement cache and memory")
+struct StatementCacheTests {
+    private var capacity: Int { StatementCache.protectedCapacity + StatementCache.probationCapacity }
+
+    @Test func oneOffStatementsDoNotEvictHotOnes() throws {
+        let db = try TestDatabases.memory()
+        try db.execute(raw: "CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT)")
+        let hot = (0..<20).map { "SELECT name FROM t WHERE id = \($0) + ?" }
+        for sql in hot {
+            _ = try db.read(sql, arguments: [.integer(1)])
+            _ = try db.read(sql, arguments: [.integer(1)])   // a second use makes it hot
+        }
+        let hotStatements = try db.withWriter { connection in hot.map { connection.statements.peek($0) } }
+        // A filter with IN lists of every length: 1,000 different statements, each used once.
+        for count in 1...1_000 {
+            let list = Array(repeating: "?", count: count).joined(separator: ", ")
+            _ = try db.read("SELECT name FROM t WHERE id IN (\(list))", arguments: Array(repeating: .integer(1), count: count))
+        }
+        try db.withWriter { connection in
+            #expect(connection.statements.count <= capacity)
+            for (sql, statement) in zip(hot, hotStatements) {
+                #expect(statement != nil)
+                #expect(connection.statements.peek(sql) === statement, "hot statement evicted: \(sql)")
+            }
+        }
+    }
+
+    @Test func leastRecentlyUsedHotStatementsGoFirst() throws {
+        let db = try TestDatabases.memory()
+        let count = StatementCache.protectedCapacity + 10
+        for round in 0..<2 {
+            for index in 0..<count { _ = try db.read("SELECT \(index) AS n") }
+            _ = round
+        }
+        try db.withWriter { connection in
+            #expect(connection.statements.count <= capacity)
+            // The last ones used twice are kept; the first ones were evicted to make room.
+            #expect(connection.statements.peek("SELECT \(count - 1) AS n") != nil)
+            #expect(connection.statements.peek("SELECT 0 AS n") == nil)
+        }
+    }
+
+    @Test func cachedStatementsKeepNoArguments() throws {
+        let db = try TestDatabases.memory()
+        try db.execute(raw: "CREATE TABLE t (id INTEGER PRIMARY KEY, payload BLOB)")
+        let sql = "INSERT INTO t VALUES (?, ?)"
+        try db.write(sql, arguments: [.integer(1), .data(Data(repeating: 7, count: 1 << 20))])
+        try db.withWriter { connection in
+            let statement = try #require(connection.statements.peek(sql))
+            #expect(statement.expandedSQL == "INSERT INTO t VALUES (NULL, NULL)")
+        }
+    }
+
+    @Test func memoryStaysFlatOver100000DistinctStatements() throws {
+        let db = try TestDatabases.file()
+        try db.execute(raw: "CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT)")
+        let encoder = SQLite.Encoder(db)
+        let decoder = SQLite.Decoder(db)
+        struct Row: Codable { var id: Int; var name: String }
+        func round(_ base: Int) throws {
+            for index in base..<(base + 25_000) {
+                if index % 2 == 0 {
+                    _ = try db.read("SELECT name FROM t WHERE id = \(index)")
+                } else {
+                    _ = try decoder.decode([Row].self, using: "SELECT id, name FROM t WHERE id > \(index)")
+                    try encoder.encode(Row(id: index, name: "n"), using: "INSERT OR REPLACE INTO t (id, name) VALUES (:id, :name) -- \(index)")
+                }
+            }
+        }
+        try round(0)
+        let before = residentBytes()
+        try round(25_000)
+        try round(50_000)
+        try round(75_000)
+        let growth = residentBytes() - before
+        try db.withWriter { connection in #expect(connection.statements.count <= capacity) }
+        try db.withReader { connection in #expect(connection.statements.count <= capacity) }
+        // 75,000 more distinct statements: kept, they would take hundreds of megabytes.
+        #expect(growth < 16 << 20, "resident memory grew by \(growth) bytes")
+    }
+
+    /// The process's resident memory, in bytes (0 where it cannot be read).
+    private func residentBytes() -> Int {
+        #if os(Linux)
+        guard let statm = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
+        let fields = statm.split(separator: " ")
+        guard fields.count > 1, let pages = Int(fields[1]) else { return 0 }
+        return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+        #else
+        return 0
+        #endif
+    }
+}
