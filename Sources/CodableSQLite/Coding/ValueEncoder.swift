@@ -6,7 +6,8 @@ import Foundation
 final class ValueEncoder: Swift.Encoder, SingleValueEncodingContainer {
     private let path: CodingPath
     let options: EncodingOptions
-    private var root: JSONNode?
+    /// Builds the JSON of keyed and unkeyed containers, made when one is asked for.
+    private var tree: JSONTreeEncoder?
     private var single: SQLite.Value = .null
 
     init(path: CodingPath, options: EncodingOptions) {
@@ -29,32 +30,25 @@ final class ValueEncoder: Swift.Encoder, SingleValueEncodingContainer {
 
     /// What was encoded: a single value as it is, containers as JSON text.
     var result: SQLite.Value {
-        root.map { .text($0.text) } ?? single
+        tree?.root.map { .text($0.text) } ?? single
     }
 
     var codingPath: [any CodingKey] { path.keys }
     var userInfo: [CodingUserInfoKey: Any] { options.codingUserInfo }
 
+    private var treeEncoder: JSONTreeEncoder {
+        if let tree { return tree }
+        let tree = JSONTreeEncoder(path: path, options: options)
+        self.tree = tree
+        return tree
+    }
+
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
-        let box: JSONObjectBox
-        if case .object(let existing)? = root {
-            box = existing
-        } else {
-            box = JSONObjectBox()
-            root = .object(box)
-        }
-        return KeyedEncodingContainer(JSONKeyedEncodingContainer<Key>(box: box, path: path, options: options))
+        treeEncoder.container(keyedBy: type)
     }
 
     func unkeyedContainer() -> any UnkeyedEncodingContainer {
-        let box: JSONArrayBox
-        if case .array(let existing)? = root {
-            box = existing
-        } else {
-            box = JSONArrayBox()
-            root = .array(box)
-        }
-        return JSONUnkeyedEncodingContainer(box: box, path: path, options: options)
+        treeEncoder.unkeyedContainer()
     }
 
     func singleValueContainer() -> any SingleValueEncodingContainer { self }
