@@ -25,8 +25,10 @@ extension SQLite.Database {
         let database = ObjectIdentifier(self)
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<R, any Error>) in
+                // A connection still to be opened gets a serial queue of its own: serial queues
+                // get a thread when they need one, where the global queue waits for a free core.
                 let queue: DispatchQueue
-                if case .connection(let connection) = lease { queue = connection.queue } else { queue = .global() }
+                if case .connection(let connection) = lease { queue = connection.queue } else { queue = DispatchQueue(label: "CodableSQLite.open") }
                 queue.async {
                     let connection: RawConnection
                     do {
@@ -142,7 +144,7 @@ final class AsyncAccess: @unchecked Sendable {  // all state is guarded by `lock
             running = connection
             // Statements that start after a cancellation must stop too (sqlite3_interrupt only
             // reaches statements already running).
-            connection.cancellationCheck = { [unowned self] in lock.withLock { isCancelled } }
+            connection.setCancellationCheck { [unowned self] in lock.withLock { isCancelled } }
             return true
         }
     }
@@ -151,7 +153,7 @@ final class AsyncAccess: @unchecked Sendable {  // all state is guarded by `lock
     func end(on connection: RawConnection) -> Bool {
         lock.withLock {
             running = nil
-            connection.cancellationCheck = nil
+            connection.setCancellationCheck(nil)
             return isCancelled
         }
     }

@@ -32,9 +32,25 @@ final class RawConnection: @unchecked Sendable {  // used by one thread at a tim
     private var commitObserver: (() -> Void)?
     private var rollbackObserver: (() -> Void)?
     let statements = StatementCache()
-    /// Set while `async` work runs on this connection: whether its task was cancelled, so that
-    /// statements starting after the cancellation stop too.
-    var cancellationCheck: (() -> Bool)?
+    /// Set while `async` work runs on this connection: whether its task was cancelled. Statements
+    /// check it before they start, and SQLite's progress handler checks it every few hundred
+    /// virtual-machine steps while they run (an `sqlite3_interrupt` that arrives between two
+    /// statements is forgotten by SQLite, so it cannot be the only way).
+    private(set) var cancellationCheck: (() -> Bool)?
+
+    /// Installs (or, with `nil`, removes) the cancellation check of the `async` work about to run.
+    func setCancellationCheck(_ check: (() -> Bool)?) {
+        cancellationCheck = check
+        if check == nil {
+            sqlite3_progress_handler(handle, 0, nil, nil)
+        } else {
+            sqlite3_progress_handler(handle, 256, { context in
+                guard let context else { return 0 }
+                let connection = Unmanaged<RawConnection>.fromOpaque(context).takeUnretainedValue()
+                return connection.cancellationCheck?() == true ? 1 : 0
+            }, Unmanaged.passUnretained(self).toOpaque())
+        }
+    }
 
     init(path: String, options: Options) throws {
         var flags = SQLITE_OPEN_NOMUTEX
