@@ -150,8 +150,10 @@ extension Array: EncodableArray where Element: Encodable {
     func encodeRows(into database: SQLite.Database, using sql: SQL, options: EncodingOptions) throws {
         try database.withWriter { connection in
             try connection.withStatement(sql) { statement in
+                let encoder = RowEncoder(statement: statement, options: options)   // one for every row
                 _ = try connection.forEachElement(self) { index, element in
-                    try statement.bindRow(element, options: options, elementIndex: index)
+                    encoder.elementIndex = index
+                    try encoder.encodeRow(element)
                     try statement.run()
                     statement.reset()
                 }

@@ -228,9 +228,7 @@ final class RowDecoder: Swift.Decoder {
     /// else through a ``ColumnDecoder`` (single values read the column, containers read its JSON).
     func decodeValue<T: Decodable>(_ type: T.Type, column: Int32, key: () -> AnyCodingKey?) throws -> T {
         if StoredForm.isSpecial(T.self) {
-            return try withoutActuallyEscaping(key) { key in
-                try StoredForm.decode(T.self, from: ColumnSource(row: self, column: column, key: key))
-            }
+            return try StoredForm.decode(T.self, from: ColumnSource(row: self, column: column), key: key)
         } else if T.self == [String].self, statement.type(at: column) == .text,
                   let strings = statement.withUTF8(at: column, JSONParser.parseStringArray) {
             // A fast path for the most common nested value; the same result as the general path.
@@ -244,21 +242,20 @@ final class RowDecoder: Swift.Decoder {
 private struct ColumnSource: StoredSource {
     let row: RowDecoder
     let column: Int32
-    let key: () -> AnyCodingKey?
 
     var storageClass: StorageClass? { row.statement.type(at: column) }
     var isJSON: Bool { false }
     var numberLiteral: String? { nil }
-    var options: DecodingOptions { row.options }
+    var dateStrategy: SQLite.Decoder.DateDecodingStrategy { row.options.dateStrategy }
     func int64() -> Int64 { row.statement.int64(at: column) }
     func double() -> Double { row.statement.double(at: column) }
     func text() -> String { row.statement.text(at: column) }
     func withUTF8<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R { try row.statement.withUTF8(at: column, body) }
     func blob() -> Data { row.statement.data(at: column) }
-    func decoder() -> any Swift.Decoder { ColumnDecoder(row: row, column: column, key: key()) }
-    func unexpected(_ type: Any.Type) -> DecodingError { row.unexpected(type, column: column, key: key) }
-    func corrupted(_ description: String) -> DecodingError { row.corrupted(description, column: column, key: key) }
-    func invalidDate(_ text: String) -> DecodingError {
+    func decoder(key: () -> AnyCodingKey?) -> any Swift.Decoder { ColumnDecoder(row: row, column: column, key: key()) }
+    func unexpected(key: () -> AnyCodingKey?, _ type: Any.Type) -> DecodingError { row.unexpected(type, column: column, key: key) }
+    func corrupted(key: () -> AnyCodingKey?, _ description: String) -> DecodingError { row.corrupted(description, column: column, key: key) }
+    func invalidDate(key: () -> AnyCodingKey?, _ text: String) -> DecodingError {
         DecodingFailure.invalidDate(text, path: row.path(key), location: row.context.location(column: column))
     }
 }

@@ -158,114 +158,119 @@ enum StoredForm {
     // MARK: Decoding
 
     /// A value of a special type (``isSpecial(_:)`` must be true for `T`) from a column or from JSON.
-    static func decode<T, Source: StoredSource>(_ type: T.Type, from source: Source) throws -> T {
+    /// `key` names the value in errors, only when one is thrown (a closure, so that decoding
+    /// builds no key and allocates nothing on the common path).
+    /// Always inlined, so that the caller's concrete `Source` specializes every read below even when
+    /// `T` is only known at run time.
+    @inline(__always)
+    static func decode<T, Source: StoredSource>(_ type: T.Type, from source: Source, key: () -> AnyCodingKey?) throws -> T {
         if T.self == Date.self {
-            return try identityCast(try date(from: source), to: T.self)
+            return try identityCast(try date(from: source, key: key), to: T.self)
         } else if T.self == UUID.self {
-            return try identityCast(try uuid(from: source), to: T.self)
+            return try identityCast(try uuid(from: source, key: key), to: T.self)
         } else if T.self == URL.self {
-            let text = try string(from: source)
+            let text = try string(from: source, key: key)
             guard let url = URL(string: text) else {
-                throw source.corrupted("Invalid URL string \"\(DecodingFailure.preview(text))\"")
+                throw source.corrupted(key: key, "Invalid URL string \"\(DecodingFailure.preview(text))\"")
             }
             return try identityCast(url, to: T.self)
         } else if T.self == Data.self {
-            return try identityCast(try data(from: source), to: T.self)
+            return try identityCast(try data(from: source, key: key), to: T.self)
         }
-        return try identityCast(try decimal(from: source), to: T.self)
+        return try identityCast(try decimal(from: source, key: key), to: T.self)
     }
 
-    private static func string<Source: StoredSource>(from source: Source) throws -> String {
-        guard source.storageClass == .text else { throw source.unexpected(String.self) }
+    private static func string<Source: StoredSource>(from source: Source, key: () -> AnyCodingKey?) throws -> String {
+        guard source.storageClass == .text else { throw source.unexpected(key: key, String.self) }
         return source.text()
     }
 
-    private static func uuid<Source: StoredSource>(from source: Source) throws -> UUID {
+    private static func uuid<Source: StoredSource>(from source: Source, key: () -> AnyCodingKey?) throws -> UUID {
         switch source.storageClass {
         case .text?:
             if let uuid = source.withUTF8(ValueParsing.uuid) { return uuid }
-            throw source.corrupted("Attempted to decode UUID from invalid UUID string \"\(DecodingFailure.preview(source.text()))\"")
+            throw source.corrupted(key: key, "Attempted to decode UUID from invalid UUID string \"\(DecodingFailure.preview(source.text()))\"")
         case .blob?:
             let blob = source.blob()
             if let uuid = ValueParsing.uuid(blob: blob) { return uuid }
-            throw source.corrupted("Attempted to decode UUID from a \(blob.count)-byte blob; a UUID blob has 16 bytes")
+            throw source.corrupted(key: key, "Attempted to decode UUID from a \(blob.count)-byte blob; a UUID blob has 16 bytes")
         default:
-            throw source.unexpected(UUID.self)
+            throw source.unexpected(key: key, UUID.self)
         }
     }
 
     /// A BLOB in a column; Base64 text inside JSON, which has no bytes.
-    private static func data<Source: StoredSource>(from source: Source) throws -> Data {
+    private static func data<Source: StoredSource>(from source: Source, key: () -> AnyCodingKey?) throws -> Data {
         switch source.storageClass {
         case .blob?:
             return source.blob()
         case .text? where source.isJSON:
             if let data = Data(base64Encoded: source.text()) { return data }
-            throw source.corrupted("Encountered Data is not valid Base64")
+            throw source.corrupted(key: key, "Encountered Data is not valid Base64")
         default:
-            throw source.unexpected(Data.self)
+            throw source.unexpected(key: key, Data.self)
         }
     }
 
     /// Exact text; a JSON number from its literal; a REAL through its shortest text, so 19.99
     /// stays 19.99 (`Decimal(Double)` would give 19.98999… and traps on infinity).
-    private static func decimal<Source: StoredSource>(from source: Source) throws -> Decimal {
+    private static func decimal<Source: StoredSource>(from source: Source, key: () -> AnyCodingKey?) throws -> Decimal {
         if let literal = source.numberLiteral {
             if let decimal = ValueParsing.decimal(literal) { return decimal }
-            throw source.corrupted("Number \(literal) does not fit in a Decimal")
+            throw source.corrupted(key: key, "Number \(literal) does not fit in a Decimal")
         }
         switch source.storageClass {
         case .text?:
             let text = source.text()
             if let decimal = ValueParsing.decimal(text) { return decimal }
-            throw source.corrupted("Text \"\(DecodingFailure.preview(text))\" is not a decimal number")
+            throw source.corrupted(key: key, "Text \"\(DecodingFailure.preview(text))\" is not a decimal number")
         case .integer?:
             return Decimal(source.int64())
         case .real?:
             let double = source.double()
             if double.isFinite, let decimal = ValueParsing.decimal("\(double)") { return decimal }
-            throw source.corrupted("The REAL value \(double) does not fit in a Decimal")
+            throw source.corrupted(key: key, "The REAL value \(double) does not fit in a Decimal")
         default:
-            throw source.unexpected(Decimal.self)
+            throw source.unexpected(key: key, Decimal.self)
         }
     }
 
-    private static func date<Source: StoredSource>(from source: Source) throws -> Date {
-        switch source.options.dateStrategy {
+    private static func date<Source: StoredSource>(from source: Source, key: () -> AnyCodingKey?) throws -> Date {
+        switch source.dateStrategy {
         case .iso8601:
             switch source.storageClass {
             case .text?:
                 if let date = source.withUTF8(DateText.parse) { return date }
-                throw source.invalidDate(source.text())
+                throw source.invalidDate(key: key, source.text())
             case .integer?, .real?:
-                return Date(timeIntervalSince1970: try seconds(from: source))
+                return Date(timeIntervalSince1970: try seconds(from: source, key: key))
             default:
-                throw source.unexpected(Date.self)
+                throw source.unexpected(key: key, Date.self)
             }
         case .secondsSince1970:
-            return Date(timeIntervalSince1970: try seconds(from: source))
+            return Date(timeIntervalSince1970: try seconds(from: source, key: key))
         case .millisecondsSince1970:
-            return Date(timeIntervalSince1970: try seconds(from: source) / 1000)
+            return Date(timeIntervalSince1970: try seconds(from: source, key: key) / 1000)
         case .deferredToDate:
-            return Date(timeIntervalSinceReferenceDate: try seconds(from: source))
+            return Date(timeIntervalSinceReferenceDate: try seconds(from: source, key: key))
         case .formatted(let formatter):
-            let text = try string(from: source)
+            let text = try string(from: source, key: key)
             if let date = formatter.date(from: text) { return date }
-            throw source.corrupted("Date string \"\(DecodingFailure.preview(text))\" does not match format expected by formatter")
+            throw source.corrupted(key: key, "Date string \"\(DecodingFailure.preview(text))\" does not match format expected by formatter")
         case .custom(let decode):
-            return try decode(source.decoder())
+            return try decode(source.decoder(key: key))
         }
     }
 
     /// A finite number for a `Date`: an infinite one is an error, not a `Date` that traps when printed.
-    private static func seconds<Source: StoredSource>(from source: Source) throws -> Double {
+    private static func seconds<Source: StoredSource>(from source: Source, key: () -> AnyCodingKey?) throws -> Double {
         let seconds: Double
         switch source.storageClass {
         case .integer?: seconds = Double(source.int64())
         case .real?: seconds = source.double()
-        default: throw source.unexpected(Double.self)
+        default: throw source.unexpected(key: key, Double.self)
         }
-        guard seconds.isFinite else { throw source.corrupted("The REAL value \(seconds) is not a point in time") }
+        guard seconds.isFinite else { throw source.corrupted(key: key, "The REAL value \(seconds) is not a point in time") }
         return seconds
     }
 }
@@ -279,17 +284,17 @@ protocol StoredSource {
     var isJSON: Bool { get }
     /// A JSON number's literal text, for exact `Decimal`s; `nil` in a column.
     var numberLiteral: String? { get }
-    var options: DecodingOptions { get }
+    var dateStrategy: SQLite.Decoder.DateDecodingStrategy { get }
     func int64() -> Int64
     func double() -> Double
     func text() -> String
     func withUTF8<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R
     func blob() -> Data
     /// A decoder positioned at the value, for custom date strategies.
-    func decoder() -> any Swift.Decoder
-    func unexpected(_ type: Any.Type) -> DecodingError
-    func corrupted(_ description: String) -> DecodingError
-    func invalidDate(_ text: String) -> DecodingError
+    func decoder(key: () -> AnyCodingKey?) -> any Swift.Decoder
+    func unexpected(key: () -> AnyCodingKey?, _ type: Any.Type) -> DecodingError
+    func corrupted(key: () -> AnyCodingKey?, _ description: String) -> DecodingError
+    func invalidDate(key: () -> AnyCodingKey?, _ text: String) -> DecodingError
 }
 
 /// How a Swift type is declared in a model table, which decides SQLite's type affinity for the column.

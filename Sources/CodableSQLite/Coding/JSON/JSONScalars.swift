@@ -40,7 +40,7 @@ enum JSONScalars {
     /// Any `Decodable` from a JSON value, with the same special types as columns (``StoredForm``).
     static func value<T: Decodable>(_ type: T.Type, _ value: JSONValue, path: CodingPath, context: DecodingContext, column: Int32) throws -> T {
         if StoredForm.isSpecial(T.self) {
-            return try StoredForm.decode(T.self, from: JSONSource(value: value, path: path, context: context, column: column))
+            return try StoredForm.decode(T.self, from: JSONSource(value: value, path: path, context: context, column: column), key: { nil })
         }
         return try T(from: JSONTreeDecoder(value: value, path: path, context: context, column: column))
     }
@@ -80,7 +80,7 @@ private struct JSONSource: StoredSource {
         return nil
     }
 
-    var options: DecodingOptions { context.options }
+    var dateStrategy: SQLite.Decoder.DateDecodingStrategy { context.options.dateStrategy }
 
     func int64() -> Int64 {
         if case .number(let text) = value { return Int64(text) ?? 0 }
@@ -103,17 +103,18 @@ private struct JSONSource: StoredSource {
     }
 
     func blob() -> Data { Data() }
-    func decoder() -> any Swift.Decoder { JSONTreeDecoder(value: value, path: path, context: context, column: column) }
+    // The key is already the last element of `path`.
+    func decoder(key: () -> AnyCodingKey?) -> any Swift.Decoder { JSONTreeDecoder(value: value, path: path, context: context, column: column) }
 
-    func unexpected(_ type: Any.Type) -> DecodingError {
+    func unexpected(key: () -> AnyCodingKey?, _ type: Any.Type) -> DecodingError {
         JSONScalars.unexpected(type, value, path: path.keys, context: context, column: column)
     }
 
-    func corrupted(_ description: String) -> DecodingError {
+    func corrupted(key: () -> AnyCodingKey?, _ description: String) -> DecodingError {
         DecodingFailure.dataCorrupted(description, path: path.keys, location: context.jsonLocation(column: column))
     }
 
-    func invalidDate(_ text: String) -> DecodingError {
+    func invalidDate(key: () -> AnyCodingKey?, _ text: String) -> DecodingError {
         DecodingFailure.invalidDate(text, path: path.keys, location: context.jsonLocation(column: column))
     }
 }
