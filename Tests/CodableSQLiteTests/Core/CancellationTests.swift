@@ -22,9 +22,8 @@ struct CancellationTests {
 
     private struct CancellationTestTimeout: Error {}
 
-    @Test(arguments: ["memory", "file"])
-    func cancellingARunningQueryInterruptsIt(kind: String) async throws {
-        let db = kind == "memory" ? try TestDatabases.memory() : try TestDatabases.file()
+    /// A task running `endlessQuery` in a `read` closure, returned once the query has started.
+    private func startEndlessRead(on db: SQLite.Database) async throws -> Task<[SQLiteRow], any Error> {
         let started = Locked(false)
         let task = Task {
             try await db.read { conn -> [SQLiteRow] in
@@ -32,8 +31,20 @@ struct CancellationTests {
                 return try conn.read(endlessQuery)
             }
         }
+        do {
+            try await waitUntil { started.withLock { $0 } }
+        } catch {
+            task.cancel()
+            throw error
+        }
+        return task
+    }
+
+    @Test(arguments: ["memory", "file"])
+    func cancellingARunningQueryInterruptsIt(kind: String) async throws {
+        let db = kind == "memory" ? try TestDatabases.memory() : try TestDatabases.file()
+        let task = try await startEndlessRead(on: db)
         defer { task.cancel() }
-        try await waitUntil { started.withLock { $0 } }
         try await Task.sleep(nanoseconds: 20_000_000)  // well inside the statement
         let cancelledAt = Date()
         task.cancel()
@@ -81,15 +92,8 @@ struct CancellationTests {
         var configuration = SQLite.Database.Configuration(path: TestDatabases.temporaryPath())
         configuration.maximumReaderCount = 1
         let db = try SQLite.Database(configuration)
-        let started = Locked(false)
-        let holder = Task {
-            try await db.read { conn -> [SQLiteRow] in
-                started.withLock { $0 = true }
-                return try conn.read(endlessQuery)
-            }
-        }
+        let holder = try await startEndlessRead(on: db)
         defer { holder.cancel() }
-        try await waitUntil { started.withLock { $0 } }
         // The only reader is busy: this read waits, suspended.
         let waiter = Task { try await db.read("SELECT 1 AS one") }
         try await Task.sleep(nanoseconds: 50_000_000)
