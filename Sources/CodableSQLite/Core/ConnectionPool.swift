@@ -61,6 +61,14 @@ final class ConnectionPool: @unchecked Sendable {  // all mutable state is guard
         return try connection(for: lease)
     }
 
+    /// A free connection now, or `nil` when every connection is taken or someone is waiting.
+    func tryAcquire() -> RawConnection? {
+        lock.withLock {
+            guard waiters.isEmpty else { return nil }
+            return available.popLast()
+        }
+    }
+
     /// A lease, suspending (without blocking a thread) while every connection is taken.
     /// Open a ``Lease/newConnection`` with ``connection(for:)`` off the cooperative pool.
     func lease() async throws -> Lease {

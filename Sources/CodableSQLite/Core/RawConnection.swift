@@ -32,6 +32,10 @@ final class RawConnection: @unchecked Sendable {  // used by one thread at a tim
     private var commitObserver: (() -> Void)?
     private var rollbackObserver: (() -> Void)?
     let statements = StatementCache()
+    /// Collects what transactions change while live queries observe the database (writer only).
+    var tracker: ChangeTracker?
+    /// What the authorizer collects for the statement being prepared, when someone asks.
+    var preparedRegion: PreparedRegion?
     /// Set while `async` work runs on this connection: whether its task was cancelled. Statements
     /// check it before they start, and SQLite's progress handler checks it every few hundred
     /// virtual-machine steps while they run (an `sqlite3_interrupt` that arrives between two
@@ -109,7 +113,9 @@ final class RawConnection: @unchecked Sendable {  // used by one thread at a tim
         rollbackObserver = rolledBack
         sqlite3_rollback_hook(handle, { context in
             guard let context else { return }
-            Unmanaged<RawConnection>.fromOpaque(context).takeUnretainedValue().rollbackObserver?()
+            let connection = Unmanaged<RawConnection>.fromOpaque(context).takeUnretainedValue()
+            connection.tracker?.transactionRolledBack()
+            connection.rollbackObserver?()
         }, Unmanaged.passUnretained(self).toOpaque())
     }
 
@@ -141,16 +147,84 @@ final class RawConnection: @unchecked Sendable {  // used by one thread at a tim
         if statement.isInUse {
             // A nested call runs the same SQL while the outer one steps: use a private copy.
             let copy = try prepare(sql)
-            copy.isInUse = true
-            defer { copy.isInUse = false }
-            return try body(copy)
+            return try run(copy, body)
         }
+        return try run(statement, body)
+    }
+
+    /// Runs `body` with `statement`, then resets it; on a tracked writer, notes what it wrote.
+    private func run<R>(_ statement: Statement, _ body: (Statement) throws -> R) throws -> R {
         statement.isInUse = true
+        let isTracked = tracker != nil
+        if isTracked { beginExecution(of: statement) }
         defer {
-            statement.resetAndClearBindings()
+            statement.resetAndClearBindings()   // a statement reset early commits here
             statement.isInUse = false
+            if isTracked { endExecution() }
         }
         return try body(statement)
+    }
+
+    /// A statement running on a tracked writer.
+    private struct Execution {
+        let statement: Statement
+        var isNoted = false
+    }
+
+    /// The statements running on a tracked writer, outermost first.
+    private var executions: [Execution] = []
+
+    private func beginExecution(of statement: Statement) {
+        executions.append(Execution(statement: statement))
+    }
+
+    /// After a statement ran: inside a transaction, what it wrote belongs to the transaction (an
+    /// autocommit statement was noted by the commit hook already); a completed commit is published.
+    private func endExecution() {
+        guard let last = executions.indices.last else { return }
+        if !isAutocommit { noteExecution(at: last) }
+        executions.removeLast()
+        tracker?.publishCommitted(isAutocommit: isAutocommit)
+    }
+
+    /// Called by the commit hook: the running statements' writes are part of what commits.
+    func noteRunningStatements() {
+        for index in executions.indices { noteExecution(at: index) }
+    }
+
+    private func noteExecution(at index: Int) {
+        guard let tracker, !executions[index].isNoted else { return }
+        executions[index].isNoted = true
+        let statement = executions[index].statement
+        // Whether rows changed is for the update hook to say (the change counter is only updated
+        // after the commit hook); the authorizer tells which columns, and about the tables whose
+        // rows the hook cannot name.
+        if let writes = statement.writes, !writes.isEmpty {
+            tracker.noteStatement(writes: writes, withoutRowID: statement.writesWithoutRowID, changesSchema: statement.changesSchema)
+        }
+    }
+
+    /// Gives a statement just prepared on a tracked writer what the authorizer found it writes.
+    private func noteWrites(of statement: Statement) {
+        guard let region = preparedRegion else { return }
+        preparedRegion = nil
+        statement.writes = region.writes
+        statement.changesSchema = region.changesSchema
+        if !region.writes.isEmpty { statement.writesWithoutRowID = withoutRowIDTables().intersection(region.writes.keys) }
+    }
+
+    /// The `WITHOUT ROWID` tables of the main database (lower-cased), whose changes the update hook
+    /// does not report. A false positive only costs an extra notification.
+    private func withoutRowIDTables() -> Set<String> {
+        var tables: Set<String> = []
+        var statement: OpaquePointer?
+        let sql = "SELECT lower(name) FROM sqlite_schema WHERE type = 'table' AND lower(sql) LIKE '%without%rowid%'"
+        guard sqlite3_prepare_v2(handle, sql, -1, &statement, nil) == SQLITE_OK, let statement else { return [] }
+        defer { sqlite3_finalize(statement) }
+        while sqlite3_step(statement) == SQLITE_ROW {
+            if let name = sqlite3_column_text(statement, 0) { tables.insert(String(cString: name)) }
+        }
+        return tables
     }
 
     /// The error of a statement stopped because its task was cancelled.
@@ -169,6 +243,8 @@ final class RawConnection: @unchecked Sendable {  // used by one thread at a tim
 
     /// Prepares exactly one statement; several statements in `sql` are an error, not silently cut.
     private func prepare(_ sql: String) throws -> Statement {
+        if tracker != nil { preparedRegion = PreparedRegion() }
+        defer { preparedRegion = nil }
         var prepared: OpaquePointer?
         var extraStatement = false
         let resultCode = sql.withCString { start -> Int32 in
@@ -198,7 +274,9 @@ final class RawConnection: @unchecked Sendable {  // used by one thread at a tim
                 message: "The SQL contains several statements; run them with execute(raw:), or one at a time",
                 sql: sql)
         }
-        return Statement(handle: prepared, sql: sql)
+        let statement = Statement(handle: prepared, sql: sql)
+        noteWrites(of: statement)
+        return statement
     }
 
     /// Runs every statement of `sql` in order and returns the rows of the last one.
@@ -211,6 +289,8 @@ final class RawConnection: @unchecked Sendable {  // used by one thread at a tim
                 if let cancellationCheck, cancellationCheck() { throw Self.interrupted(sql) }
                 var prepared: OpaquePointer?
                 var tail: UnsafePointer<CChar>?
+                if tracker != nil { preparedRegion = PreparedRegion() }
+                defer { preparedRegion = nil }
                 let resultCode = sqlite3_prepare_v2(handle, cursor, -1, &prepared, &tail)
                 guard resultCode == SQLITE_OK else {
                     let failing = String(cString: cursor).trimmingCharacters(in: .whitespacesAndNewlines)
@@ -220,6 +300,10 @@ final class RawConnection: @unchecked Sendable {  // used by one thread at a tim
                 cursor = tail
                 guard let prepared else { continue }  // only whitespace or a comment
                 let statement = Statement(handle: prepared, sql: String(cString: sqlite3_sql(prepared)))
+                noteWrites(of: statement)
+                let isTracked = tracker != nil
+                if isTracked { beginExecution(of: statement) }
+                defer { if isTracked { endExecution() } }
                 lastRows = try statement.rows()
             }
         }

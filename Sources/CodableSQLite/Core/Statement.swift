@@ -16,6 +16,13 @@ final class Statement {
     /// column and parameter plans). Core never looks inside; it lives and dies with the statement,
     /// so it is bounded by the statement cache.
     var upperLayerCache: AnyObject?
+    /// The tables and columns the statement may write, found by the authorizer when the
+    /// statement was prepared on a tracked writer (see ``ChangeTracker``); `nil` otherwise.
+    var writes: [String: Set<String>?]?
+    /// Whether the statement drops or alters a table (found with ``writes``).
+    var changesSchema = false
+    /// The tables of ``writes`` that are `WITHOUT ROWID`.
+    var writesWithoutRowID: Set<String> = []
     private var cachedColumnNames: [String] = []
     private var cachedColumnsCompilation: Int32 = -1
 

@@ -223,3 +223,25 @@ extension SQLite.Database {
         }
     }
 }
+
+extension SQLite.Database {
+    /// The rowid of the row with this id, or `nil` (no table, no row).
+    func rowID<T: Model>(of type: T.Type, id: T.ID) throws -> Int64? {
+        guard let table = try tableForReading(T.self) else { return nil }
+        let key = try ValueEncoder.value(for: id, at: .root, options: EncodingOptions())
+        let sql = "SELECT rowid FROM \(SQLName.quoted(table.schema.table)) WHERE \(SQLName.quoted(table.schema.id.name)) = ?"
+        return try withReader { connection in
+            try connection.withStatement(sql) { statement in
+                try statement.bind([key])
+                return try statement.step() ? statement.int64(at: 0) : nil
+            }
+        }
+    }
+
+    /// The SQL `count(with:)` runs for `filter` (its arguments aside), or `nil` before the table exists.
+    func countStatement<T: Model>(for filter: Filter<T>) throws -> String? {
+        let (clauses, _) = try filter.clauses(includingOrderAndLimit: false)
+        guard let table = try tableForReading(T.self) else { return nil }
+        return table.count + clauses
+    }
+}

@@ -1,0 +1,28 @@
+extension SQLite.Database {
+    /// Starts collecting what the writer's transactions change; `publish` is called on the
+    /// writer's thread after each commit that changed something. Waits for the writer, so that
+    /// tracking starts between transactions.
+    func startTrackingChanges(publish: @escaping (DatabaseChanges) -> Void) throws {
+        let tracker = ChangeTracker(publish: publish)
+        try withWriter { $0.startTrackingChanges(tracker) }
+    }
+
+    /// Stops collecting changes.
+    func stopTrackingChanges() throws {
+        try withWriter { $0.stopTrackingChanges() }
+    }
+
+    /// What `sql` reads, as SQLite's authorizer reports it while preparing the statement.
+    func readRegion(of sql: SQL) throws -> DatabaseRegion {
+        try withReader { try $0.readRegion(of: sql) }
+    }
+
+    /// The writer's `PRAGMA data_version`, which changes when another connection or process
+    /// commits; `nil` when the writer is busy (the caller tries again later) or the database
+    /// lives in memory (nobody else can write it).
+    func externalDataVersion() -> Int64? {
+        guard writer.isFileBacked, let connection = writerPool.tryAcquire() else { return nil }
+        defer { writerPool.release(connection) }
+        return try? connection.dataVersion()
+    }
+}

@@ -1,0 +1,133 @@
+extension SQLite.Database {
+    // MARK: SQL
+
+    /// Observes the single row of `sql` decoded as `T` (`nil` while there is no row): what
+    /// `SQLite.Decoder.decode(T.self, using:arguments:)` returns, now and after each commit that
+    /// changes it.
+    ///
+    /// ```swift
+    /// for try await n in db.observe(Int.self, using: "SELECT count(*) FROM tasks WHERE dueDate < :d", arguments: ["d": .text(d)]) {
+    ///     print(n ?? 0, "tasks due")
+    /// }
+    /// ```
+    ///
+    /// As with the decoder, an array type means every row: `observe([Task].self, …)`.
+    public func observe<T: Decodable & Sendable>(_ type: T.Type, using sql: SQL, arguments: SQLiteArguments = [:]) -> SQLite.Observation<T?> {
+        observation(sql: sql) { database in
+            try await SQLite.Decoder(database).decode(T.self, using: sql, arguments: arguments)
+        }
+    }
+
+    /// Observes every row of `sql` decoded as `T`, now and after each commit that changes them.
+    ///
+    /// ```swift
+    /// for try await open in db.observe([Task].self, using: "SELECT * FROM tasks WHERE isCompleted = 0 ORDER BY dueDate") {
+    ///     render(open)
+    /// }
+    /// ```
+    public func observe<T: Decodable & Sendable>(_ type: [T].Type, using sql: SQL, arguments: SQLiteArguments = [:]) -> SQLite.Observation<[T]> {
+        observation(sql: sql) { database in
+            try await SQLite.Decoder(database).decode([T].self, using: sql, arguments: arguments)
+        }
+    }
+
+    /// Observes the rows of `sql` as dictionaries.
+    ///
+    /// ```swift
+    /// for try await rows in db.observe(rowsOf: "SELECT title FROM tasks") { print(rows.count) }
+    /// ```
+    public func observe(rowsOf sql: SQL, arguments: SQLiteArguments = [:]) -> SQLite.Observation<[SQLiteRow]> {
+        observation(sql: sql) { database in try await database.read(sql, arguments: arguments) }
+    }
+
+    /// An observation of `sql`, whose region the authorizer reads along with the first value.
+    private func observation<Value: Sendable>(
+        sql: SQL, read: @escaping @Sendable (SQLite.Database) async throws -> Value
+    ) -> SQLite.Observation<Value> {
+        SQLite.Observation { [weak self] in
+            LiveQuery(database: self, region: nil) { database in
+                let region = try await database.performRead { raw in try raw.readRegion(of: sql) }
+                return (try await read(database), region)
+            }
+        }
+    }
+
+    // MARK: Models
+
+    /// Observes the values a filter matches, in its order: now, and after each commit that
+    /// changes the model's table.
+    ///
+    /// ```swift
+    /// for try await adults in db.observe(Filter(\Person.age, is: .greater(than: 17)).sort(by: \.name)) {
+    ///     print(adults.map(\.name))
+    /// }
+    /// ```
+    public func observe<T: Model & Sendable>(_ filter: Filter<T>) -> SQLite.Observation<[T]> {
+        modelObservation(T.self) { database in try await database.get(with: filter) }
+    }
+
+    /// Observes every saved value of a model type.
+    ///
+    /// ```swift
+    /// for try await everyone in db.observe(Person.self) { print(everyone.count) }
+    /// ```
+    public func observe<T: Model & Sendable>(_ type: T.Type) -> SQLite.Observation<[T]> {
+        observe(Filter<T>())
+    }
+
+    /// Observes the value with this id (`nil` while there is none). Writes to other rows of the
+    /// table do not read it again.
+    ///
+    /// ```swift
+    /// for try await billy in db.observe(Person.self, id: billyID) { print(billy?.name ?? "gone") }
+    /// ```
+    public func observe<T: Model & Sendable>(_ type: T.Type, id: T.ID) -> SQLite.Observation<T?> where T.ID: Sendable {
+        SQLite.Observation { [weak self] in
+            LiveQuery(database: self, region: nil) { database in
+                try await database.performRead { _ in
+                    let value = try database.get(T.self, id: id)
+                    var region = try database.modelRegion(T.self)
+                    if let rowID = try database.rowID(of: T.self, id: id) {
+                        region.limit(table: try ModelReflection.of(T.self).table, toRowIDs: [rowID])
+                    } else {
+                        region.limit(table: try ModelReflection.of(T.self).table, toRowIDs: [])   // only an insert can bring it
+                    }
+                    return (value, region)
+                }
+            }
+        }
+    }
+
+    /// Observes how many values a filter matches. Only writes to the columns the filter reads
+    /// (and inserts and deletes) count it again.
+    ///
+    /// ```swift
+    /// for try await n in db.observe(count: Filter(\Person.age, is: .less(than: 18))) { print(n, "minors") }
+    /// ```
+    public func observe<T: Model & Sendable>(count filter: Filter<T>) -> SQLite.Observation<Int> {
+        modelObservation(T.self, countOf: filter) { database in try await database.count(with: filter) }
+    }
+
+    private func modelObservation<T: Model & Sendable, Value: Sendable>(
+        _ type: T.Type, countOf filter: Filter<T>? = nil, read: @escaping @Sendable (SQLite.Database) async throws -> Value
+    ) -> SQLite.Observation<Value> {
+        SQLite.Observation { [weak self] in
+            LiveQuery(database: self, region: nil) { database in
+                let region = try await database.performRead { _ in
+                    if let filter, let sql = try database.countStatement(for: filter) {
+                        return try database.readRegion(of: sql)
+                    }
+                    return try database.modelRegion(T.self)
+                }
+                return (try await read(database), region)
+            }
+        }
+    }
+
+    /// Every column of a model's table.
+    func modelRegion<T: Model>(_ type: T.Type) throws -> DatabaseRegion {
+        var region = DatabaseRegion()
+        region.insert(table: try ModelReflection.of(T.self).table, column: nil)
+        return region
+    }
+}

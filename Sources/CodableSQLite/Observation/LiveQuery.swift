@@ -1,0 +1,179 @@
+import Foundation
+
+/// One running observation of a query: it re-reads the query after each commit that touches what
+/// the query reads, and hands the newest value to its consumer.
+///
+/// - The first value is read as soon as the observer is registered, so no commit between the two
+///   is missed.
+/// - Reads are coalesced: commits that arrive while a read runs cause one more read after it, so
+///   10,000 commits in a burst cost a few reads, and the last read always follows the last commit.
+/// - The consumer gets the newest value only (a slow consumer never sees a backlog of stale ones);
+///   a value equal to the last one delivered (when the values are `Equatable`) is not delivered.
+/// - A failing read ends the observation with that error.
+final class LiveQuery<Value: Sendable>: DatabaseObserver, @unchecked Sendable {  // mutable state is guarded by `lock`
+    typealias Fetch = @Sendable (SQLite.Database) async throws -> (Value, DatabaseRegion?)
+
+    private let lock = NSLock()
+    private weak var database: SQLite.Database?
+    private let fetch: Fetch
+    private var currentRegion: DatabaseRegion?
+    private var isReading = false
+    private var readAgain = false
+    private var reader: Task<Void, Never>?
+    private var lastDelivered: Value?
+    private var pendingValue: Value?
+    private var failure: (any Error)?
+    private var waiter: CheckedContinuation<Value?, any Error>?
+    private var isFinished = false
+
+    init(database: SQLite.Database?, region: DatabaseRegion?, fetch: @escaping Fetch) {
+        self.database = database
+        self.currentRegion = region
+        self.fetch = fetch
+    }
+
+    deinit {
+        reader?.cancel()
+    }
+
+    var region: DatabaseRegion? { lock.withLock { currentRegion } }
+
+    private var isRegistered = false
+
+    /// Starts observing: registers with the database (off the caller's thread) and reads the
+    /// first value.
+    func start() {
+        scheduleRead()
+    }
+
+    /// Registers with the database once, before the first read, so that no commit between the
+    /// two is missed. Starting to track changes waits for the writer: it runs on the writer's
+    /// queue, never on the caller's thread.
+    private func registerIfNeeded(with database: SQLite.Database) async throws {
+        guard !lock.withLock({ isRegistered }) else { return }
+        let center = database.observations
+        try await database.performWrite { [self] _ in try center.add(self) }
+        lock.withLock { isRegistered = true }
+    }
+
+    func databaseChanged(_ change: ObservedChange) {
+        scheduleRead()
+    }
+
+    /// Stops observing: the consumer's next call returns `nil`, and nothing stays registered.
+    func cancel() {
+        finish(with: nil)
+    }
+
+    // MARK: Reading
+
+    private func scheduleRead() {
+        let start = lock.withLock { () -> Bool in
+            guard !isFinished else { return false }
+            if isReading {
+                readAgain = true
+                return false
+            }
+            isReading = true
+            return true
+        }
+        guard start else { return }
+        let task = Task { [weak self] in
+            guard let self else { return }
+            await readUntilCurrent()
+        }
+        lock.withLock { reader = task }
+    }
+
+    private func readUntilCurrent() async {
+        while true {
+            lock.withLock { readAgain = false }
+            guard let database else { return finish(with: nil) }
+            do {
+                try await registerIfNeeded(with: database)
+                let (value, region) = try await fetch(database)
+                deliver(value, region: region)
+            } catch {
+                if Task.isCancelled { return }
+                return finish(with: error)
+            }
+            let done = lock.withLock { () -> Bool in
+                if readAgain && !isFinished { return false }
+                isReading = false
+                return true
+            }
+            if done { return }
+        }
+    }
+
+    private func deliver(_ value: Value, region: DatabaseRegion?) {
+        let waiting = lock.withLock { () -> CheckedContinuation<Value?, any Error>? in
+            guard !isFinished else { return nil }
+            if let region { currentRegion = region }
+            if let last = lastDelivered, areEqual(last, value) { return nil }
+            lastDelivered = value
+            if let waiter {
+                self.waiter = nil
+                return waiter
+            }
+            pendingValue = value   // newest only
+            return nil
+        }
+        waiting?.resume(returning: value)
+    }
+
+    private func finish(with error: (any Error)?) {
+        let (waiting, wasFinished) = lock.withLock { () -> (CheckedContinuation<Value?, any Error>?, Bool) in
+            let wasFinished = isFinished
+            isFinished = true
+            if let error, !wasFinished { failure = error }
+            let waiting = waiter
+            waiter = nil
+            reader?.cancel()
+            return (waiting, wasFinished)
+        }
+        if !wasFinished, lock.withLock({ isRegistered }) { database?.observations.remove(self) }
+        guard let waiting else { return }
+        if let error, !wasFinished {
+            lock.withLock { failure = nil }
+            waiting.resume(throwing: error)
+        } else {
+            waiting.resume(returning: nil)
+        }
+    }
+
+    // MARK: Consuming
+
+    /// The next value: the newest one not yet consumed, waiting for it if needed; `nil` once the
+    /// observation ended or the calling task was cancelled.
+    func next() async throws -> Value? {
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Value?, any Error>) in
+                let ready = lock.withLock { () -> Result<Value?, any Error>? in
+                    if let pendingValue {
+                        self.pendingValue = nil
+                        return .success(pendingValue)
+                    }
+                    if let failure {
+                        self.failure = nil
+                        return .failure(failure)
+                    }
+                    if isFinished || Task.isCancelled { return .success(nil) }
+                    waiter = continuation
+                    return nil
+                }
+                if let ready { continuation.resume(with: ready) }
+            }
+        } onCancel: {
+            self.cancel()
+        }
+    }
+}
+
+/// Whether two values are equal, when their type is `Equatable` (checked at run time, so that
+/// observations of any value type skip repeated equal values without asking for a constraint).
+func areEqual<Value>(_ first: Value, _ second: Value) -> Bool {
+    guard let first = first as? any Equatable else { return false }
+    func isEqual<E: Equatable>(_ value: E) -> Bool { (second as? E) == value }
+    return isEqual(first)
+}

@@ -1,0 +1,131 @@
+import Dispatch
+import Foundation
+
+/// What an observer is told after a commit.
+enum ObservedChange: Sendable {
+    /// This database's writer committed these changes.
+    case local(DatabaseChanges)
+    /// Another connection or process committed; what it changed is unknown.
+    case external
+}
+
+/// Something that wants to know about commits: a live query, a change-batch sequence.
+protocol DatabaseObserver: AnyObject, Sendable {
+    /// What the observer reads; `nil` for everything.
+    var region: DatabaseRegion? { get }
+    /// Called after a commit that touches ``region`` (or any external commit), on the thread that
+    /// committed or on the poller's queue: must only schedule work.
+    func databaseChanged(_ change: ObservedChange)
+}
+
+/// The live queries of one database: kept with the database by Core's attachment hook.
+///
+/// While at least one observer is registered, the writer collects what its transactions change
+/// (``ChangeTracker``) and, for a file database, a timer checks every 50 ms whether another
+/// connection or process committed (`PRAGMA data_version` on the writer, only when the writer is
+/// free). With no observer, neither runs: writes cost what they cost before.
+final class ObservationCenter: @unchecked Sendable {  // all mutable state is guarded by `lock`
+    private struct Entry {
+        weak var observer: (any DatabaseObserver)?
+    }
+
+    private weak var database: SQLite.Database?
+    private let lock = NSLock()
+    private var entries: [ObjectIdentifier: Entry] = [:]
+    private var isTracking = false
+    private var poller: DispatchSourceTimer?
+    private var lastDataVersion: Int64?
+    private let queue = DispatchQueue(label: "CodableSQLite.observation")
+
+    /// How often other connections' commits are looked for.
+    static let pollInterval: DispatchTimeInterval = .milliseconds(50)
+
+    init(database: SQLite.Database) {
+        self.database = database
+    }
+
+    /// How many observers are registered (for tests).
+    var observerCount: Int { lock.withLock { entries.values.filter { $0.observer != nil }.count } }
+
+    /// Whether the writer collects changes (for tests).
+    var isTrackingChanges: Bool { lock.withLock { isTracking } }
+
+    /// Registers `observer`; from now on, no commit it should hear of is missed. Waits for the
+    /// writer the first time, to start collecting changes between two transactions.
+    func add(_ observer: any DatabaseObserver) throws {
+        let needsTracking = lock.withLock { () -> Bool in
+            entries[ObjectIdentifier(observer)] = Entry(observer: observer)
+            return !isTracking
+        }
+        guard needsTracking, let database else { return }
+        try database.startTrackingChanges { [weak self] changes in self?.publish(.local(changes)) }
+        // The baseline for other connections' commits, taken before the observer's first read.
+        let version = database.externalDataVersion()
+        lock.withLock {
+            isTracking = true
+            lastDataVersion = version
+            startPollingLocked()
+        }
+    }
+
+    /// Unregisters `observer`; the last one out stops the tracking and the timer.
+    func remove(_ observer: any DatabaseObserver) {
+        remove(ObjectIdentifier(observer))
+    }
+
+    private func remove(_ identifier: ObjectIdentifier) {
+        let stop = lock.withLock { () -> Bool in
+            entries[identifier] = nil
+            entries = entries.filter { $0.value.observer != nil }
+            guard entries.isEmpty, isTracking else { return false }
+            isTracking = false
+            poller?.cancel()
+            poller = nil
+            lastDataVersion = nil
+            return true
+        }
+        guard stop, let database else { return }
+        // Off the caller's thread: it may be the writer's, in the middle of a commit.
+        queue.async { [weak self] in
+            guard let self else { return }
+            // Someone may have started observing again meanwhile.
+            if lock.withLock({ !entries.isEmpty }) { return }
+            try? database.stopTrackingChanges()
+        }
+    }
+
+    /// Tells every observer whose region the change touches.
+    private func publish(_ change: ObservedChange) {
+        let observers = lock.withLock { entries.values.compactMap(\.observer) }
+        for observer in observers {
+            if case .local(let changes) = change, let region = observer.region, !changes.touches(region) { continue }
+            observer.databaseChanged(change)
+        }
+    }
+
+    private func startPollingLocked() {
+        guard poller == nil, let database, database.writer.isFileBacked else { return }
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        timer.schedule(deadline: .now(), repeating: Self.pollInterval, leeway: .milliseconds(10))
+        timer.setEventHandler { [weak self] in self?.poll() }
+        poller = timer
+        timer.resume()
+    }
+
+    private func poll() {
+        guard let version = database?.externalDataVersion() else { return }
+        let changed = lock.withLock { () -> Bool in
+            defer { lastDataVersion = version }
+            // No baseline (the writer was busy when observing started): refresh to be sure.
+            return lastDataVersion.map { $0 != version } ?? true
+        }
+        if changed { publish(.external) }
+    }
+}
+
+extension SQLite.Database {
+    /// The live queries of this database.
+    var observations: ObservationCenter {
+        attachment(ObservationCenter.self) { ObservationCenter(database: $0) }
+    }
+}
