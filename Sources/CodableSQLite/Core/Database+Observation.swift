@@ -21,7 +21,11 @@ extension SQLite.Database {
     /// commits; `nil` when the writer is busy (the caller tries again later) or the database
     /// lives in memory (nobody else can write it).
     func externalDataVersion() -> Int64? {
-        guard writer.isFileBacked, let connection = writerPool.tryAcquire() else { return nil }
+        guard writer.isFileBacked else { return nil }
+        if HeldConnections.current.connection(of: ObjectIdentifier(self)) === writer {
+            return try? writer.dataVersion()   // this thread holds the writer already
+        }
+        guard let connection = writerPool.tryAcquire() else { return nil }
         defer { writerPool.release(connection) }
         return try? connection.dataVersion()
     }

@@ -25,6 +25,9 @@ final class LiveQuery<Value: Sendable>: DatabaseObserver, @unchecked Sendable { 
     private var failure: (any Error)?
     private var waiter: CheckedContinuation<Value?, any Error>?
     private var isFinished = false
+    /// How many times the query was read (for tests of precision).
+    private var reads = 0
+    var readCount: Int { lock.withLock { reads } }
 
     init(database: SQLite.Database?, region: DatabaseRegion?, fetch: @escaping Fetch) {
         self.database = database
@@ -60,6 +63,10 @@ final class LiveQuery<Value: Sendable>: DatabaseObserver, @unchecked Sendable { 
         scheduleRead()
     }
 
+    func databaseClosed() {
+        finish(with: nil)
+    }
+
     /// Stops observing: the consumer's next call returns `nil`, and nothing stays registered.
     func cancel() {
         finish(with: nil)
@@ -91,6 +98,7 @@ final class LiveQuery<Value: Sendable>: DatabaseObserver, @unchecked Sendable { 
             guard let database else { return finish(with: nil) }
             do {
                 try await registerIfNeeded(with: database)
+                lock.withLock { reads += 1 }
                 let (value, region) = try await fetch(database)
                 deliver(value, region: region)
             } catch {

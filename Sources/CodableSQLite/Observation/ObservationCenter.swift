@@ -16,6 +16,8 @@ protocol DatabaseObserver: AnyObject, Sendable {
     /// Called after a commit that touches ``region`` (or any external commit), on the thread that
     /// committed or on the poller's queue: must only schedule work.
     func databaseChanged(_ change: ObservedChange)
+    /// The database was released: the observation ends.
+    func databaseClosed()
 }
 
 /// The live queries of one database: kept with the database by Core's attachment hook.
@@ -42,6 +44,12 @@ final class ObservationCenter: @unchecked Sendable {  // all mutable state is gu
 
     init(database: SQLite.Database) {
         self.database = database
+    }
+
+    /// The database is being released (it owns the center): every observation ends.
+    deinit {
+        poller?.cancel()
+        for entry in entries.values { entry.observer?.databaseClosed() }
     }
 
     /// How many observers are registered (for tests).

@@ -1,0 +1,95 @@
+import Foundation
+import Testing
+@testable import CodableSQLite
+
+private struct Snapshot: Codable, Equatable, Sendable {
+    var n: Int
+    var r: Int   // random(): every read gives a new value, so every read is seen
+}
+
+@Suite("Observation: precision and lifetime")
+struct ObservationPrecisionTests {
+    private func database() throws -> SQLite.Database {
+        let db = try TestDatabases.file("precision")
+        try db.execute(raw: """
+            CREATE TABLE tasks (id INTEGER PRIMARY KEY, title TEXT NOT NULL, isCompleted INTEGER NOT NULL DEFAULT 0);
+            CREATE TABLE other (id INTEGER PRIMARY KEY, note TEXT);
+            INSERT INTO tasks VALUES (1, 'a', 0), (2, 'b', 0);
+            """)
+        return db
+    }
+
+    @Test func writesToOtherTablesAndColumnsDoNotReadAgain() async throws {
+        let db = try database()
+        // Not count(*): SQLite reports that as reading every column of the table.
+        let open = Collected(db.observe([Snapshot].self, using: "SELECT id AS n, random() AS r FROM tasks WHERE isCompleted = 0"))
+        await open.wait { $0.count == 1 }
+        try await db.write("INSERT INTO other (note) VALUES ('x')")                 // another table
+        try await db.write("UPDATE tasks SET title = 'A' WHERE id = 1")             // a column the query does not read
+        try await db.write("UPDATE tasks SET isCompleted = 1 WHERE id = 1")         // one it reads
+        await open.wait { $0.last?.map(\.n) == [2] }
+        #expect(open.values.count == 2, "read again for unrelated writes: \(open.values)")
+    }
+
+    @Test func aQueryOnOneRowIgnoresTheOthers() async throws {
+        let db = try ModelFixtures.file()
+        let ann = Person("Ann", age: 30)
+        let bob = Person("Bob", age: 40)
+        try await db.save([ann, bob])
+        let query = db.observe(Person.self, id: ann.id).makeQuery()
+        query.start()
+        #expect(try await query.next()??.name == "Ann")
+        let before = query.readCount
+        try await db.save(Person("Bob", age: 41, id: bob.id))   // another row
+        try await db.save(Person("Ann", age: 31, id: ann.id))   // this row
+        let updated = try await query.next()
+        #expect(updated??.age == 31)
+        #expect(query.readCount == before + 1, "read \(query.readCount - before) times")
+        query.cancel()
+    }
+
+    @Test func observingAndCancellingTenThousandTimesLeavesNothingBehind() async throws {
+        let db = try database()
+        let observation = db.observe(Int.self, using: "SELECT count(*) FROM tasks")
+        func round(_ count: Int) async throws {
+            for _ in 0..<count {
+                var iterator = observation.makeAsyncIterator()
+                #expect(try await iterator.next() == 2)
+            }   // each iterator goes away here
+        }
+        try await round(1_000)
+        let before = residentBytes()
+        try await round(9_000)
+        await eventually { db.observations.observerCount == 0 }
+        await eventually { !db.observations.isTrackingChanges }
+        let growth = residentBytes() - before
+        #expect(growth < 16 << 20, "resident memory grew by \(growth) bytes")
+        try await db.write("INSERT INTO tasks (title) VALUES ('c')")
+        try db.withWriter { #expect($0.tracker == nil) }
+    }
+
+    @Test func noObservationKeepsTheDatabaseAlive() async throws {
+        weak var weakDatabase: SQLite.Database?
+        var collected: Collected<Int?>?
+        do {
+            let db = try database()
+            weakDatabase = db
+            collected = Collected(db.observe(Int.self, using: "SELECT count(*) FROM tasks"))
+            await collected?.wait { $0 == [2] }
+        }
+        await eventually { weakDatabase == nil }
+        await collected?.waitForEnd()
+        #expect(collected?.error == nil)
+    }
+
+    private func residentBytes() -> Int {
+        #if os(Linux)
+        guard let statm = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
+        let fields = statm.split(separator: " ")
+        guard fields.count > 1, let pages = Int(fields[1]) else { return 0 }
+        return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+        #else
+        return 0
+        #endif
+    }
+}
