@@ -39,6 +39,18 @@ final class ChangeTracker {
         pending.tables[name] = changes
     }
 
+    /// A temporary trigger reported the key of a changed row (1 insert, 2 update, 3 delete).
+    func noteKey(table: String, operation: Int32, key: SQLite.Value) {
+        let name = table.lowercased()
+        var changes = pending.tables[name] ?? DatabaseChanges.Table()
+        switch operation {
+        case 1: changes.insertedKeys.append(key)
+        case 3: changes.deletedKeys.append(key)
+        default: changes.updatedKeys.append(key)
+        }
+        pending.tables[name] = changes
+    }
+
     /// A statement ran: what it may have written (the authorizer's view).
     func noteStatement(writes: [String: Set<String>?], withoutRowID: Set<String>, changesSchema: Bool) {
         for (table, columns) in writes {

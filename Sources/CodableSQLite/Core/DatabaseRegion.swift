@@ -65,6 +65,11 @@ struct DatabaseChanges: Sendable {
         var columns: Set<String>? = []
         /// Whether rows changed that have no rowid to name (`WITHOUT ROWID` tables).
         var hasRowsWithoutRowID = false
+        /// The keys of changed rows, reported by temporary triggers (model tables whose changes
+        /// someone follows with `changes(to:)`).
+        var insertedKeys: [SQLite.Value] = []
+        var updatedKeys: [SQLite.Value] = []
+        var deletedKeys: [SQLite.Value] = []
 
         var isEmpty: Bool {
             inserted.isEmpty && updated.isEmpty && deleted.isEmpty && columns == [] && !hasRowsWithoutRowID

@@ -36,6 +36,8 @@ final class RawConnection: @unchecked Sendable {  // used by one thread at a tim
     var tracker: ChangeTracker?
     /// What the authorizer collects for the statement being prepared, when someone asks.
     var preparedRegion: PreparedRegion?
+    /// Whether ``installKeyNoteFunction()`` ran.
+    var hasKeyNoteFunction = false
     /// Set while `async` work runs on this connection: whether its task was cancelled. Statements
     /// check it before they start, and SQLite's progress handler checks it every few hundred
     /// virtual-machine steps while they run (an `sqlite3_interrupt` that arrives between two

@@ -1,0 +1,233 @@
+import Foundation
+
+extension SQLite {
+    /// What one committed transaction changed in a table: the rowids (for SQL tables) or ids (for
+    /// models) of the rows it inserted, updated and deleted.
+    ///
+    /// ```swift
+    /// for try await batch in db.changes(to: Person.self) {
+    ///     print(batch.inserted, batch.updated, batch.deleted)
+    /// }
+    /// ```
+    ///
+    /// A row inserted and then updated in the same transaction is in both ``inserted`` and
+    /// ``updated``; one inserted and deleted is in both ``inserted`` and ``deleted``.
+    public struct ChangeBatch<ID: Hashable & Sendable>: Sendable, Equatable {
+        /// Rows inserted.
+        public var inserted: Set<ID>
+        /// Rows updated (including by `INSERT OR REPLACE`'s and UPSERT's update).
+        public var updated: Set<ID>
+        /// Rows deleted.
+        public var deleted: Set<ID>
+        /// `false` when rows changed that the batch cannot name: another connection or process
+        /// committed (the table may or may not have changed), or the table is `WITHOUT ROWID`.
+        /// Read the table again.
+        public var isComplete: Bool
+
+        /// A batch.
+        ///
+        /// ```swift
+        /// let batch = SQLite.ChangeBatch<Int64>(inserted: [1], updated: [], deleted: [], isComplete: true)
+        /// ```
+        public init(inserted: Set<ID>, updated: Set<ID>, deleted: Set<ID>, isComplete: Bool) {
+            self.inserted = inserted
+            self.updated = updated
+            self.deleted = deleted
+            self.isComplete = isComplete
+        }
+    }
+
+    /// The change batches of one table, one per committed transaction that changed it, in commit
+    /// order: an `AsyncSequence` that is live from the moment it is made, so a commit made after
+    /// `changes(in:)` or `changes(to:)` returns is never missed.
+    ///
+    /// ```swift
+    /// let changes = db.changes(in: "tasks")
+    /// try db.write("DELETE FROM tasks WHERE id = 3")
+    /// for try await batch in changes { print(batch.deleted) }   // [3]
+    /// ```
+    ///
+    /// Batches wait for the consumer (none is dropped or merged). Iterate it once; dropping it (and
+    /// its iterator) stops it and removes what it installed.
+    ///
+    /// Sendable: its state is shared with the database under a lock.
+    public struct ChangeSequence<ID: Hashable & Sendable>: AsyncSequence, Sendable {
+        public typealias Element = ChangeBatch<ID>
+
+        let feed: FeedLifetime
+
+        /// The iterator.
+        public func makeAsyncIterator() -> Iterator {
+            Iterator(feed: feed)
+        }
+
+        /// Produces the batches.
+        ///
+        /// Not `Sendable`: it belongs to the loop that iterates it.
+        public struct Iterator: AsyncIteratorProtocol {
+            let feed: FeedLifetime
+
+            /// The next batch, waiting for a commit; `nil` when the sequence ended or the task was
+            /// cancelled.
+            public mutating func next() async throws -> ChangeBatch<ID>? {
+                try await feed.feed.next()
+            }
+        }
+
+        /// Stops the feed when the sequence and its iterators are gone.
+        final class FeedLifetime: Sendable {
+            let feed: ChangeFeed<ID>
+
+            init(feed: ChangeFeed<ID>) {
+                self.feed = feed
+            }
+
+            deinit {
+                feed.cancel()
+            }
+        }
+    }
+}
+
+@available(*, unavailable, message: "An iterator belongs to the loop that iterates it")
+extension SQLite.ChangeSequence.Iterator: Sendable {}
+
+/// The queue of batches behind a ``SQLite/ChangeSequence``.
+final class ChangeFeed<ID: Hashable & Sendable>: DatabaseObserver, @unchecked Sendable {  // state is guarded by `lock`
+    /// Turns a commit's changes into a batch for this table (`nil`: the table did not change).
+    typealias Translate = @Sendable (SQLite.Database, ObservedChange) async throws -> SQLite.ChangeBatch<ID>?
+
+    private let lock = NSLock()
+    private weak var database: SQLite.Database?
+    let region: DatabaseRegion?
+    private let translate: Translate
+    private let onEnd: @Sendable (SQLite.Database) -> Void
+    /// Commits not yet translated, in order; translated one at a time.
+    private var changes: [ObservedChange] = []
+    private var batches: [SQLite.ChangeBatch<ID>] = []
+    private var isTranslating = false
+    private var waiter: CheckedContinuation<SQLite.ChangeBatch<ID>?, any Error>?
+    private var failure: (any Error)?
+    private var isFinished = false
+
+    init(database: SQLite.Database, table: String, translate: @escaping Translate, onEnd: @escaping @Sendable (SQLite.Database) -> Void = { _ in }) {
+        self.database = database
+        var region = DatabaseRegion()
+        region.insert(table: table, column: nil)
+        self.region = region
+        self.translate = translate
+        self.onEnd = onEnd
+    }
+
+    /// A feed that failed before it started: its sequence throws `error`.
+    init(failing error: any Error) {
+        database = nil
+        region = nil
+        translate = { _, _ in nil }
+        onEnd = { _ in }
+        isFinished = true
+        failure = error
+    }
+
+    /// Registers now: the feed is live when this returns.
+    func start() {
+        guard let database else { return finish(with: nil) }
+        do {
+            try database.observations.add(self)
+        } catch {
+            finish(with: error)
+        }
+    }
+
+    func databaseChanged(_ change: ObservedChange) {
+        let start = lock.withLock { () -> Bool in
+            guard !isFinished else { return false }
+            changes.append(change)
+            guard !isTranslating else { return false }
+            isTranslating = true
+            return true
+        }
+        if start { Task { await translatePending() } }
+    }
+
+    func databaseClosed() {
+        finish(with: nil)
+    }
+
+    func cancel() {
+        finish(with: nil)
+    }
+
+    private func translatePending() async {
+        while true {
+            let next = lock.withLock { () -> ObservedChange? in
+                guard !changes.isEmpty, !isFinished else {
+                    isTranslating = false
+                    return nil
+                }
+                return changes.removeFirst()
+            }
+            guard let next else { return }
+            guard let database else { return finish(with: nil) }
+            do {
+                if let batch = try await translate(database, next) { deliver(batch) }
+            } catch {
+                return finish(with: error)
+            }
+        }
+    }
+
+    private func deliver(_ batch: SQLite.ChangeBatch<ID>) {
+        let waiting = lock.withLock { () -> CheckedContinuation<SQLite.ChangeBatch<ID>?, any Error>? in
+            guard !isFinished else { return nil }
+            if let waiter {
+                self.waiter = nil
+                return waiter
+            }
+            batches.append(batch)
+            return nil
+        }
+        waiting?.resume(returning: batch)
+    }
+
+    private func finish(with error: (any Error)?) {
+        let (waiting, wasFinished) = lock.withLock { () -> (CheckedContinuation<SQLite.ChangeBatch<ID>?, any Error>?, Bool) in
+            let wasFinished = isFinished
+            isFinished = true
+            if let error, !wasFinished { failure = error }
+            let waiting = waiter
+            waiter = nil
+            return (waiting, wasFinished)
+        }
+        if !wasFinished, let database {
+            database.observations.remove(self)
+            onEnd(database)
+        }
+        guard let waiting else { return }
+        let error = lock.withLock { () -> (any Error)? in
+            defer { failure = nil }
+            return failure
+        }
+        if let error { waiting.resume(throwing: error) } else { waiting.resume(returning: nil) }
+    }
+
+    func next() async throws -> SQLite.ChangeBatch<ID>? {
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<SQLite.ChangeBatch<ID>?, any Error>) in
+                let ready = lock.withLock { () -> Result<SQLite.ChangeBatch<ID>?, any Error>? in
+                    if !batches.isEmpty { return .success(batches.removeFirst()) }
+                    if let failure {
+                        self.failure = nil
+                        return .failure(failure)
+                    }
+                    if isFinished || Task.isCancelled { return .success(nil) }
+                    waiter = continuation
+                    return nil
+                }
+                if let ready { continuation.resume(with: ready) }
+            }
+        } onCancel: {
+            self.cancel()
+        }
+    }
+}

@@ -1,0 +1,86 @@
+import Foundation
+import Testing
+@testable import CodableSQLite
+
+/// Collects change batches in a task of its own.
+private final class Batches<ID: Hashable & Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: [SQLite.ChangeBatch<ID>] = []
+    private var task: Task<Void, Never>?
+
+    init(_ sequence: SQLite.ChangeSequence<ID>) {
+        task = Task { [self] in
+            do { for try await batch in sequence { lock.withLock { stored.append(batch) } } } catch {}
+        }
+    }
+
+    var values: [SQLite.ChangeBatch<ID>] { lock.withLock { stored } }
+    func stop() { task?.cancel() }
+    deinit { task?.cancel() }
+}
+
+@Suite("Observation: change batches")
+struct ChangeBatchTests {
+    @Test func rowidsPerCommitOfAnSQLTable() async throws {
+        let db = try TestDatabases.file("batches")
+        try await db.execute(raw: "CREATE TABLE tasks (id INTEGER PRIMARY KEY, title TEXT); CREATE TABLE other (n);")
+        let batches = Batches(db.changes(in: "tasks"))   // live from here: no waiting needed
+        try await db.write("INSERT INTO tasks VALUES (1, 'a'), (2, 'b')")
+        try await db.write("INSERT INTO other VALUES (1)")                      // another table: no batch
+        try await db.inTransaction {
+            try db.write("UPDATE tasks SET title = 'B' WHERE id = 2")
+            try db.write("DELETE FROM tasks WHERE id = 1")
+        }
+        try await db.write("DELETE FROM tasks")                                   // no WHERE
+        await eventually { batches.values.count == 3 }
+        #expect(batches.values == [
+            SQLite.ChangeBatch(inserted: [1, 2], updated: [], deleted: [], isComplete: true),
+            SQLite.ChangeBatch(inserted: [], updated: [2], deleted: [1], isComplete: true),
+            SQLite.ChangeBatch(inserted: [], updated: [], deleted: [2], isComplete: true),
+        ])
+    }
+
+    @Test func idsPerCommitOfAModel() async throws {
+        let db = try ModelFixtures.file()
+        let ann = Person("Ann", age: 30)
+        let bob = Person("Bob", age: 40)
+        let batches = Batches(db.changes(to: Person.self))   // before the table exists
+        try await db.save(ann)
+        try await db.save([Person("Ann", age: 31, id: ann.id), bob])
+        try await db.delete(with: Filter(\Person.age, is: .greater(than: 35)))
+        try await db.write("DELETE FROM \"Person\"")
+        await eventually { batches.values.count == 4 }
+        #expect(batches.values.map(\.inserted) == [[ann.id], [bob.id], [], []])
+        #expect(batches.values.map(\.updated) == [[], [ann.id], [], []])
+        #expect(batches.values.map(\.deleted) == [[], [], [bob.id], [ann.id]])
+        #expect(batches.values.allSatisfy { $0.isComplete })
+    }
+
+    @Test func anotherProcessGivesAnIncompleteBatch() async throws {
+        let path = TestDatabases.temporaryPath("batches-process")
+        let db = try SQLite.Database(path: path)
+        try await db.execute(raw: "CREATE TABLE tasks (id INTEGER PRIMARY KEY)")
+        let batches = Batches(db.changes(in: "tasks"))
+        let other = try SQLite.Database(path: path)
+        try await other.write("INSERT INTO tasks VALUES (7)")
+        await eventually { batches.values.count >= 1 }
+        #expect(batches.values.first?.isComplete == false)
+    }
+
+    @Test func droppingTheSequenceRemovesItsTriggers() async throws {
+        let db = try ModelFixtures.file()
+        try await db.save(Person("Ann", age: 30))
+        do {
+            let sequence = db.changes(to: Person.self)
+            _ = sequence
+            let triggers = try db.withWriter { try $0.execute("SELECT count(*) AS n FROM temp.sqlite_master WHERE type = 'trigger'") }
+            #expect(triggers.first?["n"] == .integer(3))
+        }
+        await eventually { db.observations.observerCount == 0 }
+        await eventually {
+            (try? db.withWriter { try $0.execute("SELECT count(*) AS n FROM temp.sqlite_master WHERE type = 'trigger'") })?.first?["n"] == .integer(0)
+        }
+        try await db.save(Person("Bob", age: 1))   // writes work without the function's triggers
+        #expect(try await db.count(Person.self) == 2)
+    }
+}
