@@ -72,3 +72,16 @@ func eventually(seconds: Double = 10, sourceLocation: SourceLocation = #_sourceL
         try? await Task.sleep(nanoseconds: 2_000_000)
     }
 }
+
+/// ``eventually(seconds:sourceLocation:_:)`` for conditions on main-actor state.
+@MainActor
+func eventuallyOnMain(seconds: Double = 10, sourceLocation: SourceLocation = #_sourceLocation, _ condition: () -> Bool) async {
+    let deadline = Date().addingTimeInterval(seconds)
+    while !condition() {
+        if Date() > deadline {
+            Issue.record("condition not met in \(seconds) s", sourceLocation: sourceLocation)
+            return
+        }
+        try? await Task.sleep(nanoseconds: 2_000_000)
+    }
+}
