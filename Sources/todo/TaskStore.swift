@@ -31,6 +31,12 @@ extension Task {
         ORDER BY isCompleted, dueDate IS NULL, dueDate, title COLLATE NOCASE
         """
 
+    /// Tasks not done yet, by due date.
+    static let fetchPending: SQL = """
+        SELECT id, title, dueDate, isCompleted FROM tasks WHERE isCompleted = 0
+        ORDER BY dueDate IS NULL, dueDate, title COLLATE NOCASE
+        """
+
     static let fetchByPrefix: SQL = "SELECT id, title, dueDate, isCompleted FROM tasks WHERE substr(id, 1, length(:prefix)) = :prefix"
 
     static let delete: SQL = "DELETE FROM tasks WHERE id = :id"

@@ -4,14 +4,14 @@ import Foundation
 
 /// `todo`: a small to-do list kept in SQLite, written with CodableSQLite's Encoder and Decoder.
 @main
-struct Todo: ParsableCommand {
+struct Todo: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "A to-do list stored in SQLite with CodableSQLite.",
         discussion: """
             Tasks live in the default database for this program (\(TaskStore.defaultPath)) unless \
             --database names another file. Task ids can be shortened to any unique prefix.
             """,
-        subcommands: [Add.self, List.self, Done.self, Remove.self],
+        subcommands: [Add.self, List.self, Done.self, Remove.self, Watch.self],
         defaultSubcommand: List.self)
 
     /// `--database` given before the subcommand (`todo --database x.sqlite list`).
