@@ -31,6 +31,8 @@ struct Settings {
     var kinds = DatabaseKind.allCases
     /// For profiling: run only these contenders.
     var contenderNames: Set<String> = []
+    /// Run only scenario F (live queries).
+    var observationOnly = false
 
     mutating func parse(_ arguments: [String]) throws {
         var iterator = arguments.makeIterator()
@@ -52,13 +54,14 @@ struct Settings {
             case "--contender":
                 guard let name = iterator.next() else { throw BenchmarkError.verification("--contender needs a name") }
                 contenderNames.insert(name)
+            case "--observation": observationOnly = true
             case "--only":
                 guard let name = iterator.next(), let kind = DatabaseKind(rawValue: name) else {
                     throw BenchmarkError.verification("--only needs file or memory")
                 }
                 kinds = [kind]
             default:
-                throw BenchmarkError.verification("unknown option \(argument); use --quick, --rows N, --lookups N, --repetitions N, --only file|memory, --contender NAME")
+                throw BenchmarkError.verification("unknown option \(argument); use --quick, --rows N, --lookups N, --repetitions N, --only file|memory, --contender NAME, --observation")
             }
         }
     }

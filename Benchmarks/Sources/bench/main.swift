@@ -6,7 +6,8 @@ import GRDBSQLite
 //   swift run -c release --package-path Benchmarks bench            full run (100,000 items)
 //   swift run -c release --package-path Benchmarks bench --quick    smoke run (10,000 items)
 //
-// Options: --rows N, --lookups N, --repetitions N, --only file|memory, --contender NAME (repeatable)
+// Options: --rows N, --lookups N, --repetitions N, --only file|memory, --contender NAME (repeatable),
+//          --observation (only scenario F, live queries)
 
 var settings = Settings()
 do {
@@ -26,8 +27,11 @@ let contenders: [ContenderKind] = [
 ]
 
 do {
-    let report = try Runner(settings: settings, contenders: contenders).run()
-    print(report)
+    if !settings.observationOnly {
+        let report = try Runner(settings: settings, contenders: contenders).run()
+        print(report)
+    }
+    print(try await ObservationBenchmark(settings: settings).run())
 } catch {
     print("bench: \(error)")
     exit(1)

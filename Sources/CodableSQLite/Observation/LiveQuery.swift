@@ -115,9 +115,14 @@ final class LiveQuery<Value: Sendable>: DatabaseObserver, @unchecked Sendable { 
     }
 
     private func deliver(_ value: Value, region: DatabaseRegion?) {
+        let regionChanged = lock.withLock { () -> Bool in
+            guard let region, region != currentRegion else { return false }
+            currentRegion = region
+            return true
+        }
+        if regionChanged, let region { database?.observations.update(self, region: region) }
         let waiting = lock.withLock { () -> CheckedContinuation<Value?, any Error>? in
             guard !isFinished else { return nil }
-            if let region { currentRegion = region }
             if let last = lastDelivered, areEqual(last, value) { return nil }
             lastDelivered = value
             if let waiter {

@@ -29,11 +29,18 @@ protocol DatabaseObserver: AnyObject, Sendable {
 final class ObservationCenter: @unchecked Sendable {  // all mutable state is guarded by `lock`
     private struct Entry {
         weak var observer: (any DatabaseObserver)?
+        /// What the observer reads, as last told; `nil` for everything.
+        var region: DatabaseRegion?
     }
 
     private weak var database: SQLite.Database?
     private let lock = NSLock()
     private var entries: [ObjectIdentifier: Entry] = [:]
+    /// The observers that read each table, so that a commit costs nothing to observers of other
+    /// tables however many there are.
+    private var readersByTable: [String: Set<ObjectIdentifier>] = [:]
+    /// Observers whose region is not known yet (or is everything).
+    private var readersOfEverything: Set<ObjectIdentifier> = []
     private var isTracking = false
     private var poller: DispatchSourceTimer?
     private var lastDataVersion: Int64?
@@ -61,8 +68,11 @@ final class ObservationCenter: @unchecked Sendable {  // all mutable state is gu
     /// Registers `observer`; from now on, no commit it should hear of is missed. Waits for the
     /// writer the first time, to start collecting changes between two transactions.
     func add(_ observer: any DatabaseObserver) throws {
+        let region = observer.region
         let needsTracking = lock.withLock { () -> Bool in
-            entries[ObjectIdentifier(observer)] = Entry(observer: observer)
+            let identifier = ObjectIdentifier(observer)
+            entries[identifier] = Entry(observer: observer, region: region)
+            index(identifier, region: region)
             return !isTracking
         }
         guard needsTracking, let database else { return }
@@ -76,6 +86,34 @@ final class ObservationCenter: @unchecked Sendable {  // all mutable state is gu
         }
     }
 
+    /// The observer reads another region now (a live query learns its region from its first read).
+    func update(_ observer: any DatabaseObserver, region: DatabaseRegion?) {
+        lock.withLock {
+            let identifier = ObjectIdentifier(observer)
+            guard entries[identifier] != nil else { return }
+            unindex(identifier)
+            entries[identifier]?.region = region
+            index(identifier, region: region)
+        }
+    }
+
+    private func index(_ identifier: ObjectIdentifier, region: DatabaseRegion?) {
+        guard let region else {
+            readersOfEverything.insert(identifier)
+            return
+        }
+        for table in region.tableNames { readersByTable[table, default: []].insert(identifier) }
+    }
+
+    private func unindex(_ identifier: ObjectIdentifier) {
+        readersOfEverything.remove(identifier)
+        guard let region = entries[identifier]?.region else { return }
+        for table in region.tableNames {
+            readersByTable[table]?.remove(identifier)
+            if readersByTable[table]?.isEmpty == true { readersByTable[table] = nil }
+        }
+    }
+
     /// Unregisters `observer`; the last one out stops the tracking and the timer.
     func remove(_ observer: any DatabaseObserver) {
         remove(ObjectIdentifier(observer))
@@ -83,8 +121,12 @@ final class ObservationCenter: @unchecked Sendable {  // all mutable state is gu
 
     private func remove(_ identifier: ObjectIdentifier) {
         let stop = lock.withLock { () -> Bool in
+            unindex(identifier)
             entries[identifier] = nil
-            entries = entries.filter { $0.value.observer != nil }
+            for (other, entry) in entries where entry.observer == nil {
+                unindex(other)
+                entries[other] = nil
+            }
             guard entries.isEmpty, isTracking else { return false }
             isTracking = false
             poller?.cancel()
@@ -104,9 +146,22 @@ final class ObservationCenter: @unchecked Sendable {  // all mutable state is gu
 
     /// Tells every observer whose region the change touches.
     private func publish(_ change: ObservedChange) {
-        let observers = lock.withLock { entries.values.compactMap(\.observer) }
-        for observer in observers {
-            if case .local(let changes) = change, let region = observer.region, !changes.touches(region) { continue }
+        let candidates = lock.withLock { () -> [(any DatabaseObserver, DatabaseRegion?)] in
+            switch change {
+            case .external:
+                return entries.values.compactMap { entry in entry.observer.map { ($0, nil) } }
+            case .local(let changes):
+                var identifiers = readersOfEverything
+                for table in changes.tables.keys {
+                    if let readers = readersByTable[table] { identifiers.formUnion(readers) }
+                }
+                return identifiers.compactMap { identifier in
+                    entries[identifier].flatMap { entry in entry.observer.map { ($0, entry.region) } }
+                }
+            }
+        }
+        for (observer, region) in candidates {
+            if case .local(let changes) = change, let region, !changes.touches(region) { continue }
             observer.databaseChanged(change)
         }
     }
