@@ -20,4 +20,17 @@ enum TestDatabases {
     static func both() throws -> [SQLite.Database] {
         [try memory(), try file()]
     }
+
+    /// The process's resident memory in bytes, for tests that memory stays flat (0 where it
+    /// cannot be read).
+    static func residentBytes() -> Int {
+        #if os(Linux)
+        guard let statm = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
+        let fields = statm.split(separator: " ")
+        guard fields.count > 1, let pages = Int(fields[1]) else { return 0 }
+        return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+        #else
+        return 0
+        #endif
+    }
 }

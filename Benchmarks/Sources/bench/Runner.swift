@@ -33,6 +33,8 @@ struct Settings {
     var contenderNames: Set<String> = []
     /// Run only scenario F (live queries).
     var observationOnly = false
+    /// Profile only F's write throughput with this many observers.
+    var profiledObservers: Int?
 
     mutating func parse(_ arguments: [String]) throws {
         var iterator = arguments.makeIterator()
@@ -55,6 +57,12 @@ struct Settings {
                 guard let name = iterator.next() else { throw BenchmarkError.verification("--contender needs a name") }
                 contenderNames.insert(name)
             case "--observation": observationOnly = true
+            case "--observers":
+                observationOnly = true
+                guard let text = iterator.next(), let count = Int(text), count >= 0 else {
+                    throw BenchmarkError.verification("--observers needs a number")
+                }
+                profiledObservers = count
             case "--only":
                 guard let name = iterator.next(), let kind = DatabaseKind(rawValue: name) else {
                     throw BenchmarkError.verification("--only needs file or memory")

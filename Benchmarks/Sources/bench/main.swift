@@ -31,7 +31,11 @@ do {
         let report = try Runner(settings: settings, contenders: contenders).run()
         print(report)
     }
-    print(try await ObservationBenchmark(settings: settings).run())
+    if let observers = settings.profiledObservers {
+        print(try await ObservationBenchmark(settings: settings).profileThroughput(observers: observers))
+    } else {
+        print(try await ObservationBenchmark(settings: settings).run())
+    }
 } catch {
     print("bench: \(error)")
     exit(1)

@@ -1,4 +1,5 @@
 import CSQLite
+import Foundation
 
 /// What the writer's transactions change, collected while someone observes the database.
 ///
@@ -27,9 +28,20 @@ final class ChangeTracker {
         self.publish = publish
     }
 
+    /// The last table name the update hook gave, as SQLite spelled it and lower-cased: one
+    /// transaction usually changes one table, and the hook runs for every row.
+    private var lastTable: (raw: [CChar], name: String)?
+
     /// A row of a rowid table changed (update hook).
-    func noteRow(operation: Int32, table: String, rowID: Int64) {
-        let name = table.lowercased()
+    func noteRow(operation: Int32, table: UnsafePointer<CChar>, rowID: Int64) {
+        let name: String
+        if let lastTable, lastTable.raw.withUnsafeBufferPointer({ $0.baseAddress.map { strcmp($0, table) } }) == 0 {
+            name = lastTable.name
+        } else {
+            let raw = Array(UnsafeBufferPointer(start: table, count: strlen(table) + 1))
+            name = String(cString: table).lowercased()
+            lastTable = (raw, name)
+        }
         var changes = pending.tables[name] ?? DatabaseChanges.Table()
         switch operation {
         case SQLITE_INSERT: changes.inserted.insert(rowID)

@@ -15,7 +15,7 @@ extension RawConnection {
         sqlite3_update_hook(handle, { context, operation, database, table, rowID in
             guard let context, let database, let table, strcmp(database, "main") == 0 else { return }
             let connection = Unmanaged<RawConnection>.fromOpaque(context).takeUnretainedValue()
-            connection.tracker?.noteRow(operation: operation, table: String(cString: table), rowID: rowID)
+            connection.tracker?.noteRow(operation: operation, table: table, rowID: rowID)
         }, context)
         sqlite3_commit_hook(handle, { context in
             guard let context else { return 0 }

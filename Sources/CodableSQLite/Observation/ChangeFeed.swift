@@ -104,11 +104,9 @@ final class ChangeFeed<ID: Hashable & Sendable>: DatabaseObserver, @unchecked Se
     private let onEnd: @Sendable (SQLite.Database) -> Void
     /// Commits not yet translated, in order; translated one at a time.
     private var changes: [ObservedChange] = []
-    private var batches: [SQLite.ChangeBatch<ID>] = []
     private var isTranslating = false
-    private var waiter: CheckedContinuation<SQLite.ChangeBatch<ID>?, any Error>?
-    private var failure: (any Error)?
-    private var isFinished = false
+    private let mailbox = Mailbox<SQLite.ChangeBatch<ID>>(.everyElement)
+    private var isFinished: Bool { mailbox.isClosed }
 
     init(database: SQLite.Database, table: String, translate: @escaping Translate, onEnd: @escaping @Sendable (SQLite.Database) -> Void = { _ in }) {
         self.database = database
@@ -125,8 +123,7 @@ final class ChangeFeed<ID: Hashable & Sendable>: DatabaseObserver, @unchecked Se
         region = nil
         translate = { _, _ in nil }
         onEnd = { _ in }
-        isFinished = true
-        failure = error
+        mailbox.close(with: error)
     }
 
     /// Registers now: the feed is live when this returns.
@@ -178,56 +175,16 @@ final class ChangeFeed<ID: Hashable & Sendable>: DatabaseObserver, @unchecked Se
     }
 
     private func deliver(_ batch: SQLite.ChangeBatch<ID>) {
-        let waiting = lock.withLock { () -> CheckedContinuation<SQLite.ChangeBatch<ID>?, any Error>? in
-            guard !isFinished else { return nil }
-            if let waiter {
-                self.waiter = nil
-                return waiter
-            }
-            batches.append(batch)
-            return nil
-        }
-        waiting?.resume(returning: batch)
+        mailbox.put(batch)
     }
 
     private func finish(with error: (any Error)?) {
-        let (waiting, wasFinished) = lock.withLock { () -> (CheckedContinuation<SQLite.ChangeBatch<ID>?, any Error>?, Bool) in
-            let wasFinished = isFinished
-            isFinished = true
-            if let error, !wasFinished { failure = error }
-            let waiting = waiter
-            waiter = nil
-            return (waiting, wasFinished)
-        }
-        if !wasFinished, let database {
-            database.observations.remove(self)
-            onEnd(database)
-        }
-        guard let waiting else { return }
-        let error = lock.withLock { () -> (any Error)? in
-            defer { failure = nil }
-            return failure
-        }
-        if let error { waiting.resume(throwing: error) } else { waiting.resume(returning: nil) }
+        guard mailbox.close(with: error), let database else { return }
+        database.observations.remove(self)
+        onEnd(database)
     }
 
     func next() async throws -> SQLite.ChangeBatch<ID>? {
-        try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<SQLite.ChangeBatch<ID>?, any Error>) in
-                let ready = lock.withLock { () -> Result<SQLite.ChangeBatch<ID>?, any Error>? in
-                    if !batches.isEmpty { return .success(batches.removeFirst()) }
-                    if let failure {
-                        self.failure = nil
-                        return .failure(failure)
-                    }
-                    if isFinished || Task.isCancelled { return .success(nil) }
-                    waiter = continuation
-                    return nil
-                }
-                if let ready { continuation.resume(with: ready) }
-            }
-        } onCancel: {
-            self.cancel()
-        }
+        try await mailbox.take { [weak self] in self?.cancel() }
     }
 }

@@ -21,10 +21,8 @@ final class LiveQuery<Value: Sendable>: DatabaseObserver, @unchecked Sendable { 
     private var readAgain = false
     private var reader: Task<Void, Never>?
     private var lastDelivered: Value?
-    private var pendingValue: Value?
-    private var failure: (any Error)?
-    private var waiter: CheckedContinuation<Value?, any Error>?
-    private var isFinished = false
+    private let mailbox = Mailbox<Value>(.newestOnly)
+    private var isFinished: Bool { mailbox.isClosed }
     /// How many times the query was read (for tests of precision).
     private var reads = 0
     var readCount: Int { lock.withLock { reads } }
@@ -121,38 +119,19 @@ final class LiveQuery<Value: Sendable>: DatabaseObserver, @unchecked Sendable { 
             return true
         }
         if regionChanged, let region { database?.observations.update(self, region: region) }
-        let waiting = lock.withLock { () -> CheckedContinuation<Value?, any Error>? in
-            guard !isFinished else { return nil }
-            if let last = lastDelivered, areEqual(last, value) { return nil }
+        let isNew = lock.withLock { () -> Bool in
+            if let last = lastDelivered, areEqual(last, value) { return false }
             lastDelivered = value
-            if let waiter {
-                self.waiter = nil
-                return waiter
-            }
-            pendingValue = value   // newest only
-            return nil
+            return true
         }
-        waiting?.resume(returning: value)
+        if isNew { mailbox.put(value) }
     }
 
     private func finish(with error: (any Error)?) {
-        let (waiting, wasFinished) = lock.withLock { () -> (CheckedContinuation<Value?, any Error>?, Bool) in
-            let wasFinished = isFinished
-            isFinished = true
-            if let error, !wasFinished { failure = error }
-            let waiting = waiter
-            waiter = nil
-            reader?.cancel()
-            return (waiting, wasFinished)
-        }
-        if !wasFinished, lock.withLock({ isRegistered }) { database?.observations.remove(self) }
-        guard let waiting else { return }
-        if let error, !wasFinished {
-            lock.withLock { failure = nil }
-            waiting.resume(throwing: error)
-        } else {
-            waiting.resume(returning: nil)
-        }
+        guard mailbox.close(with: error) else { return }
+        let (task, registered) = lock.withLock { (reader, isRegistered) }
+        task?.cancel()
+        if registered { database?.observations.remove(self) }
     }
 
     // MARK: Consuming
@@ -160,26 +139,7 @@ final class LiveQuery<Value: Sendable>: DatabaseObserver, @unchecked Sendable { 
     /// The next value: the newest one not yet consumed, waiting for it if needed; `nil` once the
     /// observation ended or the calling task was cancelled.
     func next() async throws -> Value? {
-        try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Value?, any Error>) in
-                let ready = lock.withLock { () -> Result<Value?, any Error>? in
-                    if let pendingValue {
-                        self.pendingValue = nil
-                        return .success(pendingValue)
-                    }
-                    if let failure {
-                        self.failure = nil
-                        return .failure(failure)
-                    }
-                    if isFinished || Task.isCancelled { return .success(nil) }
-                    waiter = continuation
-                    return nil
-                }
-                if let ready { continuation.resume(with: ready) }
-            }
-        } onCancel: {
-            self.cancel()
-        }
+        try await mailbox.take { [weak self] in self?.cancel() }
     }
 }
 

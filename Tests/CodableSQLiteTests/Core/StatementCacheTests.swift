@@ -82,11 +82,11 @@ struct StatementCacheTests {
             }
         }
         try await round(0)
-        let before = residentBytes()
+        let before = TestDatabases.residentBytes()
         try await round(25_000)
         try await round(50_000)
         try await round(75_000)
-        let growth = residentBytes() - before
+        let growth = TestDatabases.residentBytes() - before
         let (writerCount, readerCount) = try await db.read { _ in
             (try db.withWriter { $0.statements.count }, try db.withReader { $0.statements.count })
         }
@@ -97,14 +97,4 @@ struct StatementCacheTests {
     }
 
     /// The process's resident memory, in bytes (0 where it cannot be read).
-    private func residentBytes() -> Int {
-        #if os(Linux)
-        guard let statm = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
-        let fields = statm.split(separator: " ")
-        guard fields.count > 1, let pages = Int(fields[1]) else { return 0 }
-        return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
-        #else
-        return 0
-        #endif
-    }
 }

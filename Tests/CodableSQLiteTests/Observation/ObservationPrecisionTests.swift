@@ -58,11 +58,11 @@ struct ObservationPrecisionTests {
             }   // each iterator goes away here
         }
         try await round(1_000)
-        let before = residentBytes()
+        let before = TestDatabases.residentBytes()
         try await round(9_000)
         await eventually { db.observations.observerCount == 0 }
         await eventually { !db.observations.isTrackingChanges }
-        let growth = residentBytes() - before
+        let growth = TestDatabases.residentBytes() - before
         #expect(growth < 16 << 20, "resident memory grew by \(growth) bytes")
         try await db.write("INSERT INTO tasks (title) VALUES ('c')")
         try db.withWriter { #expect($0.tracker == nil) }
@@ -80,16 +80,5 @@ struct ObservationPrecisionTests {
         await eventually { weakDatabase == nil }
         await collected?.waitForEnd()
         #expect(collected?.error == nil)
-    }
-
-    private func residentBytes() -> Int {
-        #if os(Linux)
-        guard let statm = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
-        let fields = statm.split(separator: " ")
-        guard fields.count > 1, let pages = Int(fields[1]) else { return 0 }
-        return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
-        #else
-        return 0
-        #endif
     }
 }
