@@ -33,7 +33,8 @@ do {
     }
     if let observers = settings.profiledObservers {
         print(try await ObservationBenchmark(settings: settings).profileThroughput(observers: observers))
-    } else {
+    } else if settings.contenderNames.isEmpty {
+        // Not when profiling some contenders of A–D (valgrind does not run the async scenario F).
         print(try await ObservationBenchmark(settings: settings).run())
     }
 } catch {
