@@ -22,6 +22,9 @@ extension SQLite.Database {
         public var isReadOnly: Bool = false
         /// Enforces `FOREIGN KEY` constraints (`PRAGMA foreign_keys`). Default: `true`.
         public var foreignKeysEnabled: Bool = true
+        /// What a committed transaction survives (file databases in WAL mode). Default:
+        /// ``Durability/processCrash``.
+        public var durability: Durability = .processCrash
 
         private var explicitPath: String?
 
@@ -109,6 +112,36 @@ extension SQLite.Database {
         /// `FileManager.homeDirectoryForCurrentUser`, which is macOS-only among Apple platforms.
         static var homeDirectory: URL {
             URL(fileURLWithPath: NSHomeDirectory(), isDirectory: true)
+        }
+    }
+}
+
+extension SQLite.Database {
+    /// What a committed transaction survives, which decides how often SQLite waits for the disk
+    /// (`PRAGMA synchronous` in WAL mode).
+    ///
+    /// ```swift
+    /// var configuration = SQLite.Database.Configuration(path: path)
+    /// configuration.durability = .powerLoss   // for data that must survive a power cut
+    /// ```
+    ///
+    /// Sendable: a value.
+    public enum Durability: Sendable, Hashable {
+        /// The default (`synchronous = NORMAL`): a committed transaction survives the process
+        /// being killed or crashing; a power loss or an operating-system crash can lose the last
+        /// transactions committed before it (never corrupt the database). Commits do not wait for
+        /// the disk.
+        case processCrash
+        /// `synchronous = FULL`: a committed transaction also survives a power loss or an
+        /// operating-system crash; each commit waits for the disk to confirm the write.
+        case powerLoss
+
+        /// The `PRAGMA synchronous` value.
+        var pragmaValue: String {
+            switch self {
+            case .processCrash: "NORMAL"
+            case .powerLoss: "FULL"
+            }
         }
     }
 }

@@ -82,7 +82,7 @@ extension SQLite {
                 } else {
                     let mode = try writer.execute("PRAGMA journal_mode = WAL").first?["journal_mode"]?.stringValue
                     if mode?.lowercased() == "wal" {
-                        try writer.execute("PRAGMA synchronous = NORMAL")
+                        try writer.execute("PRAGMA synchronous = \(configuration.durability.pragmaValue)")
                         usesReaders = true
                     }
                 }
