@@ -49,7 +49,25 @@ struct ObservationBenchmark {
                 + [0, 1, 100].map { String(format: "%3d: %8.0f/s (%5.1f%%)", $0, perSecond[$0] ?? 0, 100 * (perSecond[$0] ?? 0) / base) }
                 .joined(separator: "   "))
         }
+        lines.append(try durability())
         return lines.joined(separator: "\n")
+    }
+
+    /// What each durability setting costs: single-row transactions through the synchronous API.
+    private func durability() throws -> String {
+        var line = "durability: single-row transactions per second, WAL file"
+        for setting in [SQLite.Database.Durability.processCrash, .powerLoss] {
+            var configuration = SQLite.Database.Configuration(path: temporaryPath("durability"))
+            configuration.durability = setting
+            let db = try SQLite.Database(configuration)
+            try Self.setUp(db, items: [])
+            let count = setting == .powerLoss ? min(transactions, 2_000) : transactions
+            let perSecond = try Self.writeLoop(count) { index in
+                try db.write("INSERT INTO log (n) VALUES (?)", arguments: [.integer(Int64(index))])
+            }
+            line += String(format: "   %@: %.0f/s", setting == .powerLoss ? ".powerLoss (synchronous=FULL)" : ".processCrash (synchronous=NORMAL)", perSecond)
+        }
+        return line
     }
 
     private func percentile(_ sorted: [Double], _ fraction: Double) -> Double {
