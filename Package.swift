@@ -26,6 +26,8 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // The soak test, outside `swift test`: swift run -c release soak [seconds].
+        .executableTarget(name: "soak", dependencies: ["CodableSQLite"]),
         // A helper the crash test runs and kills (not a product).
         .executableTarget(name: "crash-writer", dependencies: ["CodableSQLite"]),
         .testTarget(name: "CodableSQLiteTests", dependencies: ["CodableSQLite", "crash-writer"]),

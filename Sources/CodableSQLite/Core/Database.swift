@@ -31,7 +31,9 @@ extension SQLite {
         /// Reader connections of a WAL file; `nil` when reads use the writer (in-memory databases).
         let readerPool: ConnectionPool?
         /// State the layers above keep per database (see ``attachment(_:make:)``).
-        private let attachments = Locked<[ObjectIdentifier: any AnyObject & Sendable]>([:])
+        private var attachments: [ObjectIdentifier: any AnyObject & Sendable] = [:]
+        /// Recursive: a layer's `make` may ask for another layer's attachment.
+        private let attachmentsLock = NSRecursiveLock()
         /// Told about the writer's transactions (see ``addTransactionObserver(_:)``).
         private let transactionObservers = Locked<[any TransactionObserver]>([])
 
@@ -113,12 +115,12 @@ extension SQLite {
         /// `make` on first use. Core knows nothing of what is kept (the model layer keeps its
         /// table registry here).
         func attachment<State: AnyObject & Sendable>(_ type: State.Type, make: (Database) -> State) -> State {
-            attachments.withLock { attachments in
-                if let existing = attachments[ObjectIdentifier(type)] as? State { return existing }
-                let state = make(self)
-                attachments[ObjectIdentifier(type)] = state
-                return state
-            }
+            attachmentsLock.lock()
+            defer { attachmentsLock.unlock() }
+            if let existing = attachments[ObjectIdentifier(type)] as? State { return existing }
+            let state = make(self)
+            attachments[ObjectIdentifier(type)] = state
+            return state
         }
 
         /// Registers `observer` for every commit and rollback of the writer, for the life of the

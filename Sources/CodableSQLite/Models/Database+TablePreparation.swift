@@ -42,6 +42,7 @@ extension SQLite.Database {
                 let existing = try connection.columnsByName(in: schema.table)
                 if existing.isEmpty {
                     try connection.execute(ModelTable.createTable(schema, columns: columns))
+                    try models.tableCreated(schema, on: connection)
                 } else {
                     try evolve(schema, columns: columns, existing: existing, on: connection)
                 }

@@ -14,6 +14,19 @@ final class ModelRegistry: TransactionObserver, @unchecked Sendable {  // every 
     private let lock = NSLock()
     private var committed = Tables()
     private var uncommitted = Tables()
+    private var tableCreatedHandlers: [(ModelReflection, RawConnection) throws -> Void] = []
+
+    /// Calls `handler` whenever a model's table is created, on the writer, inside the creating
+    /// transaction (so that what the handler adds, such as triggers, is there before any row).
+    /// A hook for the layers above: Models knows nothing of who listens.
+    func onTableCreated(_ handler: @escaping (ModelReflection, RawConnection) throws -> Void) {
+        lock.withLock { tableCreatedHandlers.append(handler) }
+    }
+
+    /// Runs the handlers of ``onTableCreated(_:)``.
+    func tableCreated(_ schema: ModelReflection, on connection: RawConnection) throws {
+        for handler in lock.withLock({ tableCreatedHandlers }) { try handler(schema, connection) }
+    }
 
     /// The table prepared for `type`; `includingUncommitted` for the writer's open transaction.
     func table(for type: Any.Type, includingUncommitted: Bool) -> ModelTable? {

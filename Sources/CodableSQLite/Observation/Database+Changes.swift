@@ -100,6 +100,8 @@ final class KeyTriggers: Sendable {
         var counts: [String: Int] = [:]
         /// Tables followed before they existed: their triggers wait for the table.
         var pending: Set<String> = []
+        /// Whether the model layer calls us when it creates a table.
+        var isListening = false
     }
 
     private let state = Locked(State())
@@ -115,7 +117,7 @@ final class KeyTriggers: Sendable {
         }
         guard first else { return }
         do {
-            try database.withWriter { raw in try install(schema, on: raw) }
+            try database.withWriter { raw in try install(schema, on: raw, database: database) }
         } catch {
             state.withLock { $0.counts[schema.table, default: 1] -= 1 }
             throw error
@@ -128,9 +130,25 @@ final class KeyTriggers: Sendable {
         try database.withWriter { raw in try install(schema, on: raw) }
     }
 
-    private func install(_ schema: ModelReflection, on raw: RawConnection) throws {
+    /// The same, on the writer connection the caller holds.
+    func installIfPending(_ schema: ModelReflection, on connection: RawConnection) throws {
+        guard state.withLock({ $0.pending.contains(schema.table) }) else { return }
+        try install(schema, on: connection)
+    }
+
+    private func install(_ schema: ModelReflection, on raw: RawConnection, database: SQLite.Database? = nil) throws {
         guard !(try raw.columns(in: schema.table).isEmpty) else {
-            state.withLock { _ = $0.pending.insert(schema.table) }
+            let listen = state.withLock { state -> Bool in
+                state.pending.insert(schema.table)
+                defer { state.isListening = true }
+                return !state.isListening
+            }
+            // The table gets its triggers in the transaction that creates it, before its first row.
+            if listen, let database {
+                database.models.onTableCreated { [weak self] schema, connection in
+                    try self?.installIfPending(schema, on: connection)
+                }
+            }
             return
         }
         try raw.installKeyNoteFunction()
