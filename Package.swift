@@ -27,7 +27,8 @@ let package = Package(
             ]
         ),
         // The soak test, outside `swift test`: swift run -c release soak [seconds].
-        .executableTarget(name: "soak", dependencies: ["CodableSQLite"]),
+        .executableTarget(name: "soak", dependencies: ["CodableSQLite", "CHeapUsage"]),
+        .target(name: "CHeapUsage"),
         // A helper the crash test runs and kills (not a product).
         .executableTarget(name: "crash-writer", dependencies: ["CodableSQLite"]),
         .testTarget(name: "CodableSQLiteTests", dependencies: ["CodableSQLite", "crash-writer"]),

@@ -85,6 +85,7 @@ extension SQLite {
                     let mode = try writer.execute("PRAGMA journal_mode = WAL").first?["journal_mode"]?.stringValue
                     if mode?.lowercased() == "wal" {
                         try writer.execute("PRAGMA synchronous = \(configuration.durability.pragmaValue)")
+                        writer.installCheckpointPolicy()
                         usesReaders = true
                     }
                 }

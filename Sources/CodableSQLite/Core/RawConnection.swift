@@ -38,6 +38,11 @@ final class RawConnection: @unchecked Sendable {  // used by one thread at a tim
     var preparedRegion: PreparedRegion?
     /// Whether ``installKeyNoteFunction()`` ran.
     var hasKeyNoteFunction = false
+    /// Pages in the write-ahead log from which the next commit restarts it (see
+    /// ``installCheckpointPolicy()``).
+    var nextRestartCheckpoint: Int32 = 0
+    /// How long SQLite waits for a lock another connection holds (`Options.busyTimeout`).
+    private(set) var busyTimeoutMilliseconds: Int32 = 0
     /// Set while `async` work runs on this connection: whether its task was cancelled. Statements
     /// check it before they start, and SQLite's progress handler checks it every few hundred
     /// virtual-machine steps while they run (an `sqlite3_interrupt` that arrives between two
@@ -78,7 +83,8 @@ final class RawConnection: @unchecked Sendable {  // used by one thread at a tim
         // From here on a thrown error runs deinit, which closes the handle.
         sqlite3_extended_result_codes(handle, 1)
         let milliseconds = (options.busyTimeout * 1000).rounded()  // NaN, negative: no waiting; huge: the longest
-        sqlite3_busy_timeout(handle, milliseconds >= Double(Int32.max) ? Int32.max : milliseconds > 0 ? Int32(milliseconds) : 0)
+        busyTimeoutMilliseconds = milliseconds >= Double(Int32.max) ? Int32.max : milliseconds > 0 ? Int32(milliseconds) : 0
+        sqlite3_busy_timeout(handle, busyTimeoutMilliseconds)
         do {
             // Reading the schema version reads the file header: a file that is not a database fails here.
             try execute("PRAGMA schema_version")
@@ -92,6 +98,7 @@ final class RawConnection: @unchecked Sendable {  // used by one thread at a tim
     }
 
     deinit {
+        sqlite3_wal_hook(handle, nil, nil)
         if rollbackObserver != nil { sqlite3_rollback_hook(handle, nil, nil) }
         statements.removeAll()
         sqlite3_close_v2(handle)

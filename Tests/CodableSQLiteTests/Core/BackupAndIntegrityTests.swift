@@ -133,3 +133,18 @@ struct BackupAndIntegrityTests {
         #expect(try normal.withWriter { try $0.execute("PRAGMA synchronous") }.first?["synchronous"] == .integer(1))  // NORMAL
     }
 }
+
+@Suite("Core: read-only databases")
+struct ReadOnlyDatabaseTests {
+    @Test func aReadOnlyDatabaseRefusesWritesAndKeepsItsData() throws {
+        let path = TestDatabases.temporaryPath("read-only")
+        do {
+            let db = try SQLite.Database(path: path)
+            try db.execute(raw: "CREATE TABLE t (n INTEGER); INSERT INTO t VALUES (1);")
+        }
+        let readOnly = try SQLite.Database(path: "file:\(path)?mode=ro")
+        let error = #expect(throws: SQLite.Error.self) { try readOnly.write("INSERT INTO t VALUES (2)") }
+        #expect(error?.code == .readOnly)
+        #expect(try readOnly.read("SELECT count(*) AS n FROM t")[0]["n"] == .integer(1))
+    }
+}

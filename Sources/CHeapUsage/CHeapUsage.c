@@ -1,0 +1,14 @@
+#include "CHeapUsage.h"
+#if defined(__linux__)
+#include <malloc.h>
+#endif
+
+size_t cheapusage_bytes_in_use(void) {
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
+    struct mallinfo2 info = mallinfo2();
+    // Small blocks in the arenas plus blocks large enough to get their own mapping.
+    return info.uordblks + info.hblkhd;
+#else
+    return 0;
+#endif
+}
