@@ -24,11 +24,13 @@ struct CheckpointTests {
         let readers = (0..<3).map { _ in
             let thread = Thread {
                 while !done.withLock({ $0 }) {
-                    let read = try? db.read { conn in
-                        _ = try conn.read("SELECT id, length(payload) AS n FROM t")
-                        usleep(3_000)
-                    }
-                    if read != nil { readsDone.withLock { $0 += 1 } }
+                    do {
+                        try db.read { conn in
+                            _ = try conn.read("SELECT id, length(payload) AS n FROM t")
+                            usleep(3_000)
+                        }
+                        readsDone.withLock { $0 += 1 }
+                    } catch {}
                 }
             }
             thread.start()
