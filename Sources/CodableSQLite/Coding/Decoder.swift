@@ -234,6 +234,8 @@ struct DecodingOptions: Sendable {
     var keyStrategy: SQLite.Decoder.KeyDecodingStrategy = .useDefaultKeys
     var dateStrategy: SQLite.Decoder.DateDecodingStrategy = .iso8601
     var userInfo: [CodingUserInfoKey: any Sendable] = [:]
+    /// Top-level keys the layer above decodes itself (see ``RowOverrides``).
+    var overrides: RowOverrides?
 
     var codingUserInfo: [CodingUserInfoKey: Any] { userInfo }
 

@@ -168,6 +168,8 @@ struct EncodingOptions: Sendable {
     var dateStrategy: SQLite.Encoder.DateEncodingStrategy = .iso8601
     var ignoresUnusedProperties = false
     var userInfo: [CodingUserInfoKey: any Sendable] = [:]
+    /// Top-level keys the layer above encodes itself (see ``RowOverrides``).
+    var overrides: RowOverrides?
 
     var codingUserInfo: [CodingUserInfoKey: Any] { userInfo }
 

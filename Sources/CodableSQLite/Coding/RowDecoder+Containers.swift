@@ -5,9 +5,11 @@ struct RowKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtocol
     let decoder: RowDecoder
 
     var codingPath: [any CodingKey] { decoder.codingPath }
-    var allKeys: [Key] { decoder.columnKeys.compactMap { Key(stringValue: $0) } }
+    var allKeys: [Key] {
+        (decoder.columnKeys + (decoder.options.overrides?.keys.subtracting(decoder.columnKeys) ?? [])).compactMap { Key(stringValue: $0) }
+    }
 
-    func contains(_ key: Key) -> Bool { decoder.column(for: key) != nil }
+    func contains(_ key: Key) -> Bool { decoder.isOverridden(key) || decoder.column(for: key) != nil }
 
     @inline(__always)
     private func column(_ key: Key) throws -> Int32 {
@@ -23,7 +25,8 @@ struct RowKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtocol
     }
 
     func decodeNil(forKey key: Key) throws -> Bool {
-        decoder.statement.type(at: try column(key)) == .null
+        if decoder.isOverridden(key) { return try decoder.overriddenValue(Any.self, key: key) == nil }
+        return decoder.statement.type(at: try column(key)) == .null
     }
 
     func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try decoder.decodeBool(column: try column(key), key: { AnyCodingKey(key) }) }
@@ -42,7 +45,15 @@ struct RowKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtocol
     func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try decoder.decodeInteger(type, column: try column(key), key: { AnyCodingKey(key) }) }
 
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
-        try decoder.decodeValue(type, column: try column(key), key: { AnyCodingKey(key) })
+        if decoder.isOverridden(key) {
+            guard let value = try decoder.overriddenValue(type, key: key) else {
+                throw DecodingError.valueNotFound(type, DecodingError.Context(
+                    codingPath: decoder.basePath.keys(appending: AnyCodingKey(key)),
+                    debugDescription: "No related \(type) for \(key.stringValue). SQL: \(decoder.statement.sql)"))
+            }
+            return value
+        }
+        return try decoder.decodeValue(type, column: try column(key), key: { AnyCodingKey(key) })
     }
 
     // A missing column or NULL decodes nil, with a single lookup.
@@ -62,7 +73,8 @@ struct RowKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtocol
     func decodeIfPresent(_ type: UInt64.Type, forKey key: Key) throws -> UInt64? { try presentColumn(key).map { try decoder.decodeInteger(type, column: $0, key: { AnyCodingKey(key) }) } }
 
     func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
-        try presentColumn(key).map { try decoder.decodeValue(type, column: $0, key: { AnyCodingKey(key) }) }
+        if decoder.isOverridden(key) { return try decoder.overriddenValue(type, key: key) }
+        return try presentColumn(key).map { try decoder.decodeValue(type, column: $0, key: { AnyCodingKey(key) }) }
     }
 
     func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {

@@ -36,6 +36,8 @@ extension SQLite {
         private let attachmentsLock = NSRecursiveLock()
         /// Told about the writer's transactions (see ``addTransactionObserver(_:)``).
         private let transactionObservers = Locked<[any TransactionObserver]>([])
+        /// The handler of `trace(_:)`, shared by every connection.
+        let statementTrace = StatementTrace()
 
         /// Opens (or creates) the database at `path`: a file path, `":memory:"` for a private
         /// in-memory database, or a `file:` URI.
@@ -75,6 +77,7 @@ extension SQLite {
             options.isReadOnly = configuration.isReadOnly
             options.busyTimeout = configuration.busyTimeout
             options.foreignKeysEnabled = configuration.foreignKeysEnabled
+            options.trace = statementTrace
             writer = try RawConnection(path: path, options: options)
 
             var usesReaders = false

@@ -14,6 +14,8 @@ final class RawConnection: @unchecked Sendable {  // used by one thread at a tim
         var isQueryOnly = false
         var busyTimeout: TimeInterval = 5
         var foreignKeysEnabled = true
+        /// Reports every statement run (``SQLite/Database/trace(_:)``).
+        var trace: StatementTrace?
     }
 
     let handle: OpaquePointer
@@ -32,6 +34,8 @@ final class RawConnection: @unchecked Sendable {  // used by one thread at a tim
     private var commitObserver: (() -> Void)?
     private var rollbackObserver: (() -> Void)?
     let statements = StatementCache()
+    /// Kept alive as long as the connection that calls it.
+    private var trace: StatementTrace?
     /// Collects what transactions change while live queries observe the database (writer only).
     var tracker: ChangeTracker?
     /// What the authorizer collects for the statement being prepared, when someone asks.
@@ -83,6 +87,10 @@ final class RawConnection: @unchecked Sendable {  // used by one thread at a tim
         // From here on a thrown error runs deinit, which closes the handle.
         sqlite3_extended_result_codes(handle, 1)
         let milliseconds = (options.busyTimeout * 1000).rounded()  // NaN, negative: no waiting; huge: the longest
+        if let trace = options.trace {
+            self.trace = trace
+            trace.install(on: handle)
+        }
         busyTimeoutMilliseconds = milliseconds >= Double(Int32.max) ? Int32.max : milliseconds > 0 ? Int32(milliseconds) : 0
         sqlite3_busy_timeout(handle, busyTimeoutMilliseconds)
         do {

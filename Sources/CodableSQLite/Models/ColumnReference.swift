@@ -80,3 +80,33 @@ struct ColumnReference: Hashable, Sendable {
         return nil
     }
 }
+
+/// A key path through a to-one relationship, such as `\Movie.studio?.name`: the relationship and
+/// the column of the related table.
+enum RelatedColumn {
+    /// Swift cannot build an optional-chaining key path at run time to compare with, so the key
+    /// path's description (`\Movie.studio?.name?`) names the properties; each name is then checked
+    /// against the stored properties of the types it goes through.
+    static func resolve<Root: Model>(_ keyPath: AnyKeyPath, in root: Root.Type) -> (Relationship, ColumnReference)? {
+        guard let schema = try? ModelReflection.of(Root.self) else { return nil }
+        let components = String(describing: keyPath).split(separator: ".").map {
+            $0.filter { $0 != "?" && $0 != "!" }
+        }
+        guard let start = components.firstIndex(where: { name in
+            schema.relationships.contains { $0.name == name && !$0.isToMany }
+        }), let relationship = schema.relationships.first(where: { $0.name == components[start] }) else { return nil }
+        let names = Array(components[(start + 1)...])
+        guard let first = names.first,
+              let fields = try? ModelReflection.storedFields(ofType: relationship.target),
+              let field = fields.first(where: { $0.name == first }),
+              !isRelationshipType(field.type) else { return nil }
+        // Nested properties of the related value are JSON inside its column, as for the model itself.
+        let isDecimal = names.count == 1 && (field.type == Decimal.self || field.type == Decimal?.self)
+        return (relationship, ColumnReference(column: first, jsonPath: Array(names.dropFirst()), isDecimal: isDecimal))
+    }
+
+    private static func isRelationshipType(_ type: Any.Type) -> Bool {
+        let (base, _) = unwrappedOptionalType(type)
+        return base is any Model.Type || base is any ModelArrayType.Type
+    }
+}

@@ -15,7 +15,11 @@ extension SQLite.Database {
     public func save<T: Model>(_ value: T) throws -> T {
         let table = try tableForWriting(T.self, sample: value)
         return try withWriter { connection in
-            try saveRow(value, in: table, on: connection, elementIndex: nil)
+            guard table.schema.relationships.isEmpty else {
+                var saved = SavedValues()
+                return try connection.inTransaction { try saveGraph(value, table: table, on: connection, elementIndex: nil, saved: &saved) }
+            }
+            return try saveRow(value, in: table, on: connection, elementIndex: nil)
         }
     }
 
@@ -33,8 +37,11 @@ extension SQLite.Database {
         guard let first = values.first else { return [] }
         let table = try tableForWriting(T.self, sample: first)
         return try withWriter { connection in
-            try connection.forEachElement(values) { index, value in
-                try saveRow(value, in: table, on: connection, elementIndex: index)
+            var saved = SavedValues()
+            return try connection.forEachElement(values) { index, value in
+                table.schema.relationships.isEmpty
+                    ? try saveRow(value, in: table, on: connection, elementIndex: index)
+                    : try saveGraph(value, table: table, on: connection, elementIndex: index, saved: &saved)
             }
         }
     }
@@ -73,7 +80,8 @@ extension SQLite.Database {
     public func get<T: Model>(with filter: Filter<T>) throws -> [T] {
         let (clauses, arguments) = try filter.clauses()
         guard let table = try tableForReading(T.self) else { return [] }
-        return try readModels(T.self, table: table, sql: table.select + clauses, arguments: arguments)
+        let ids = clauses.isEmpty ? nil : "SELECT \"id\" FROM \(SQLName.quoted(table.schema.table))" + clauses
+        return try readModels(T.self, table: table, sql: table.select + clauses, arguments: arguments, ids: ids)
     }
 
     /// The value with this id, or `nil`.
@@ -85,7 +93,8 @@ extension SQLite.Database {
     public func get<T: Model>(_ type: T.Type, id: T.ID) throws -> T? {
         guard let table = try tableForReading(T.self) else { return nil }
         let key = try ValueEncoder.value(for: id, at: .root, options: EncodingOptions())
-        return try readModels(T.self, table: table, sql: table.selectByID, arguments: [key]).first
+        let ids = "SELECT \"id\" FROM \(SQLName.quoted(table.schema.table)) WHERE \"id\" = ?"
+        return try readModels(T.self, table: table, sql: table.selectByID, arguments: [key], ids: ids).first
     }
 
     /// How many values of a model type are saved; 0 before anything was saved.
@@ -148,9 +157,12 @@ extension SQLite.Database {
         guard let table = try tableForReading(T.self) else { return false }
         let key = try ValueEncoder.value(for: id, at: .root, options: EncodingOptions())
         return try withWriter { connection in
+            guard table.schema.relationships.isEmpty else {
+                return try connection.inTransaction { try deleteGraph(T.self, table: table, ids: [key], on: connection) } > 0
+            }
             try connection.withStatement(table.deleteByID) { statement in
                 try statement.bind([key])
-                try statement.run()
+                try Self.translatingForeignKeyFailure(T.self) { try statement.run() }
             }
             return connection.changes > 0
         }
@@ -169,10 +181,13 @@ extension SQLite.Database {
         guard let table = try tableForReading(T.self) else { return 0 }
         let keys = try values.map { try ValueEncoder.value(for: $0.id, at: .root, options: EncodingOptions()) }
         return try withWriter { connection in
-            try connection.forEachElement(keys) { _, key in
+            guard table.schema.relationships.isEmpty else {
+                return try connection.inTransaction { try deleteGraph(T.self, table: table, ids: keys, on: connection) }
+            }
+            return try connection.forEachElement(keys) { _, key in
                 try connection.withStatement(table.deleteByID) { statement in
                     try statement.bind([key])
-                    try statement.run()
+                    try Self.translatingForeignKeyFailure(T.self) { try statement.run() }
                 }
                 return connection.changes
             }.reduce(0, +)
@@ -197,19 +212,35 @@ extension SQLite.Database {
             ? "DELETE FROM \(name) WHERE \(id) IN (SELECT \(id) FROM \(name)\(clauses))"
             : "DELETE FROM \(name)\(clauses)"
         return try withWriter { connection in
+            guard table.schema.relationships.isEmpty else {
+                return try connection.inTransaction {
+                    let ids = try connection.withStatement("SELECT \(id) FROM \(name)\(clauses)") { statement in
+                        try statement.bind(arguments)
+                        var ids: [SQLite.Value] = []
+                        while try statement.step() { ids.append(statement.value(at: 0)) }
+                        return ids
+                    }
+                    return try deleteGraph(T.self, table: table, ids: ids, on: connection)
+                }
+            }
             try connection.withStatement(sql) { statement in
                 try statement.bind(arguments)
-                try statement.run()
+                try Self.translatingForeignKeyFailure(T.self) { try statement.run() }
             }
             return connection.changes
         }
     }
 
     /// Decodes model rows, explaining a missing column as a schema change rather than a bare `keyNotFound`.
-    private func readModels<T: Model>(_ type: T.Type, table: ModelTable, sql: String, arguments: [SQLite.Value]) throws -> [T] {
+    private func readModels<T: Model>(_ type: T.Type, table: ModelTable, sql: String, arguments: [SQLite.Value], ids: String?) throws -> [T] {
         do {
             return try withReader { connection in
-                try connection.withStatement(sql) { statement in
+                guard table.schema.relationships.isEmpty else {
+                    return try connection.inReadTransaction {
+                        try loadGraph(T.self, table: table, sql: sql, arguments: arguments, ids: ids, on: connection)
+                    }
+                }
+                return try connection.withStatement(sql) { statement in
                     try statement.bind(arguments)
                     return try statement.decodeRows(T.self, options: DecodingOptions(), indexesRows: false)
                 }

@@ -6,22 +6,37 @@ extension SQLite.Database {
         let inTransaction = hasOpenTransactions
         if let table = models.table(for: T.self, includingUncommitted: inTransaction) { return table }
         let schema = try ModelReflection.of(T.self)
-        let existing = try withReader { try $0.columnsByName(in: schema.table) }
+        let (existing, linkTables) = try withReader { connection in
+            let existing = try connection.columnsByName(in: schema.table)
+            if !existing.isEmpty { try checkRelationshipColumns(schema, existing: existing, on: connection) }
+            return (existing, try existingLinkTables(schema, on: connection))
+        }
         guard !existing.isEmpty else { return nil }
-        let table = ModelTable(schema: schema, columns: schema.properties.filter { existing[$0.name] != nil }, isWritable: false)
+        let table = ModelTable(
+            schema: schema, columns: schema.properties.filter { existing[$0.name] != nil }, isWritable: false, linkTables: linkTables)
         models.set(table, committed: !inTransaction)
         return table
     }
 
     /// The model's table, created or brought up to date for saving values like `sample`.
-    func tableForWriting<T: Model>(_ type: T.Type, sample: T) throws -> ModelTable {
+    ///
+    /// Without a sample (a relationship's target before any of its values is saved), every
+    /// property gets a column. The tables of related types are prepared first.
+    func tableForWriting<T: Model>(_ type: T.Type, sample: T?) throws -> ModelTable {
         if let table = models.table(for: T.self, includingUncommitted: hasOpenTransactions), table.isWritable { return table }
         let schema = try ModelReflection.of(T.self)
+        for relationship in schema.relationships {
+            func prepare<Target: Model>(_ target: Target.Type) throws { _ = try tableForWriting(Target.self, sample: nil) }
+            try prepare(relationship.target)
+        }
+        guard let sample else {
+            return try prepareTable(schema, columns: schema.properties, indexes: try ModelTable.createIndexes(for: T.self, schema: schema))
+        }
         let (keys, isKeyed) = try KeyDiscovery.keys(of: sample)
         guard isKeyed else {
             throw ModelError(.unsupportedModel, T.self, "does not encode a keyed container (a property per key), so it cannot be stored as a row")
         }
-        let names = Set(schema.properties.map(\.name))
+        let names = Set(schema.properties.map(\.name) + schema.relationships.map(\.name))
         if let renamed = keys.sorted().first(where: { !names.contains($0) }) {
             throw ModelError(.unsupportedModel, T.self, """
                 encodes the key "\(renamed)", which is not the name of one of its stored properties. Models store each \
@@ -35,22 +50,66 @@ extension SQLite.Database {
             throw ModelError(.unsupportedModel, T.self, "does not encode its `id`, so its rows could not be found again; add id to its CodingKeys")
         }
         NestedKeys.learn(from: sample)
-        let indexes = try ModelTable.createIndexes(for: T.self, schema: schema)
-        return try withWriter { connection in
-            if let table = models.table(for: T.self, includingUncommitted: true), table.isWritable { return table }
+        return try prepareTable(schema, columns: columns, indexes: try ModelTable.createIndexes(for: T.self, schema: schema))
+    }
+
+    /// Creates or evolves the table, and the link tables of its to-many relationships.
+    private func prepareTable(_ schema: ModelReflection, columns: [ModelReflection.Property], indexes: [String]) throws -> ModelTable {
+        try withWriter { connection in
+            if let table = models.table(for: schema.modelType, includingUncommitted: true), table.isWritable { return table }
             try connection.inTransaction {
                 let existing = try connection.columnsByName(in: schema.table)
                 if existing.isEmpty {
                     try connection.execute(ModelTable.createTable(schema, columns: columns))
                     try models.tableCreated(schema, on: connection)
                 } else {
+                    try checkRelationshipColumns(schema, existing: existing, on: connection)
                     try evolve(schema, columns: columns, existing: existing, on: connection)
                 }
                 for index in indexes { try connection.execute(index) }
+                for relationship in schema.relationships where relationship.isToMany {
+                    let targetID = try ModelReflection.storedFields(ofType: relationship.target).first { $0.name == "id" }
+                    let storage = targetID.map { StorageType.of($0.type).0 } ?? .untyped
+                    for sql in ModelTable.createLinkTable(relationship, owner: schema, targetIDStorage: storage) {
+                        try connection.execute(sql)
+                    }
+                }
             }
-            let table = ModelTable(schema: schema, columns: columns, isWritable: true)
+            let table = ModelTable(
+                schema: schema, columns: columns, isWritable: true,
+                linkTables: Set(schema.relationships.filter(\.isToMany).map(\.linkTable)))
             models.set(table, committed: connection.isAutocommit)
             return table
+        }
+    }
+
+    /// The link tables of the schema's to-many relationships that exist.
+    private func existingLinkTables(_ schema: ModelReflection, on connection: RawConnection) throws -> Set<String> {
+        var found = Set<String>()
+        for relationship in schema.relationships where relationship.isToMany {
+            if try !connection.columnsByName(in: relationship.linkTable).isEmpty { found.insert(relationship.linkTable) }
+        }
+        return found
+    }
+
+    /// Refuses a table written before a property became a relationship: its column holds the
+    /// related value as JSON, which reading as a link would silently lose.
+    private func checkRelationshipColumns(_ schema: ModelReflection, existing: [String: SQLite.Column], on connection: RawConnection) throws {
+        guard !schema.relationships.isEmpty else { return }
+        let table = SQLName.quoted(schema.table)
+        let foreignKeys = Set(try connection.execute("PRAGMA foreign_key_list(\(table))").compactMap { $0["from"]?.stringValue })
+        for relationship in schema.relationships {
+            guard existing[relationship.name] != nil else { continue }
+            if relationship.isToMany || !foreignKeys.contains(relationship.name) {
+                let target = relationship.target
+                throw ModelError(.schemaMismatch, schema.modelType, """
+                    has the relationship `\(relationship.name)` (\(relationship.isToMany ? "[\(target)]" : "\(target)")), but column \
+                    "\(relationship.name)" of table \(table) holds it as JSON, from a version that stored it inside the row. \
+                    Reading it as a relationship would lose that data. Migrate it (SQLite.Migrator): save the values \
+                    decoded from the JSON as \(target) values, then drop the column (\
+                    ALTER TABLE \(table) DROP COLUMN "\(relationship.name)"); or rename the table with `static var tableName`.
+                    """)
+            }
         }
     }
 

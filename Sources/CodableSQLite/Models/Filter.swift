@@ -45,8 +45,47 @@ public struct Filter<Root: Model>: Sendable {
             case .failure(let failure): error = ModelError(.invalidFilter, Root.self, "the filter value for \(column.name) cannot be stored: \(failure.message)")
             }
         case .failure(let failure):
-            error = failure
+            // A key path through a to-one relationship (`\Movie.studio?.name`) filters the related table.
+            if let (relationship, column) = RelatedColumn.resolve(keyPath, in: Root.self) {
+                switch rule.condition {
+                case .success(let condition):
+                    predicate = .related(column: relationship.name, table: relationship.target.tableName, .condition(column, condition))
+                case .failure(let problem):
+                    error = ModelError(.invalidFilter, Root.self, "the filter value for \(relationship.name).\(column.name) cannot be stored: \(problem.message)")
+                }
+            } else {
+                error = failure
+            }
         }
+    }
+
+    /// Values whose to-many relationship links the value with this id.
+    ///
+    /// ```swift
+    /// let withKeanu = try db.get(with: Filter(\Movie.cast, contains: keanu.id))
+    /// ```
+    public init<Target: Model>(_ keyPath: KeyPath<Root, [Target]>, contains id: Target.ID) {
+        do {
+            let schema = try ModelReflection.of(Root.self)
+            guard let relationship = schema.relationships.first(where: { $0.keyPath == keyPath && $0.isToMany }) else {
+                throw ModelError(.invalidKeyPath, Root.self, "cannot filter on \(keyPath) with contains: it is not a to-many relationship")
+            }
+            let key = try ValueEncoder.value(for: id, at: .root, options: EncodingOptions())
+            predicate = .linked(link: relationship.linkTable, owner: schema.table, target: key)
+        } catch let failure as ModelError {
+            error = failure
+        } catch {
+            self.error = ModelError(.invalidFilter, Root.self, "the id given to contains cannot be stored: \(error)")
+        }
+    }
+
+    /// Values whose to-many relationship links `value` (found by its id).
+    ///
+    /// ```swift
+    /// let withKeanu = try db.get(with: Filter(\Movie.cast, contains: keanu))
+    /// ```
+    public init<Target: Model>(_ keyPath: KeyPath<Root, [Target]>, contains value: Target) {
+        self.init(keyPath, contains: value.id)
     }
 
     /// Values matching both this filter and `other`.
@@ -134,12 +173,17 @@ indirect enum Predicate: Sendable {
     case condition(ColumnReference, Condition)
     case and(Predicate, Predicate)
     case or(Predicate, Predicate)
+    /// The to-one `column` holds the id of a row of `table` that matches the predicate.
+    case related(column: String, table: String, Predicate)
+    /// The owner's to-many link table holds `target`.
+    case linked(link: String, owner: String, target: SQLite.Value)
 
     /// The columns the conditions test.
     var columns: [ColumnReference] {
         switch self {
         case .condition(let column, _): [column]
         case .and(let left, let right), .or(let left, let right): left.columns + right.columns
+        case .related, .linked: []  // columns of another model, checked when it was resolved
         }
     }
 
@@ -151,6 +195,11 @@ indirect enum Predicate: Sendable {
             return "(\(left.sql(&arguments)) AND \(right.sql(&arguments)))"
         case .or(let left, let right):
             return "(\(left.sql(&arguments)) OR \(right.sql(&arguments)))"
+        case .related(let column, let table, let inner):
+            return "\(SQLName.quoted(column)) IN (SELECT \"id\" FROM \(SQLName.quoted(table)) WHERE \(inner.sql(&arguments)))"
+        case .linked(let link, let owner, let target):
+            arguments.append(target)
+            return "EXISTS (SELECT 1 FROM \(SQLName.quoted(link)) WHERE \"owner\" = \(SQLName.quoted(owner)).\"id\" AND \"target\" = ?)"
         }
     }
 }

@@ -35,6 +35,14 @@ public protocol Model: Codable, Identifiable where ID: Codable {
     /// static var indexes: [ModelIndex<Person>] { [.index(\.name), .unique(\.email)] }
     /// ```
     static var indexes: [ModelIndex<Self>] { get }
+
+    /// What deleting a value does to the values its relationships link; relationships not
+    /// listed use ``DeleteRule/nullify``. See <doc:Relationships>.
+    ///
+    /// ```swift
+    /// static var deleteRules: [PartialKeyPath<Movie>: DeleteRule] { [\Movie.cast: .cascade] }
+    /// ```
+    static var deleteRules: [PartialKeyPath<Self>: DeleteRule] { get }
 }
 
 extension Model {
@@ -43,6 +51,9 @@ extension Model {
 
     /// No indexes beyond the primary key.
     public static var indexes: [ModelIndex<Self>] { [] }
+
+    /// Every relationship uses ``DeleteRule/nullify``.
+    public static var deleteRules: [PartialKeyPath<Self>: DeleteRule] { [:] }
 }
 
 /// A ``Model`` identified by a `UUID`.
@@ -152,6 +163,9 @@ public struct ModelError: Error, Hashable, Sendable, CustomStringConvertible, Lo
         /// The database answered in a way the model layer cannot use, such as an insert that
         /// returned no row (a trigger that removed it).
         public static let unexpectedResult = Code("unexpectedResult")
+        /// A delete that a relationship forbids: a ``DeleteRule/deny`` rule while related values
+        /// exist, or a value that others still refer to through a non-optional to-one relationship.
+        public static let deleteDenied = Code("deleteDenied")
 
         /// The ``name``.
         public var description: String { name }

@@ -10,11 +10,17 @@ struct ModelReflection: @unchecked Sendable {  // immutable after creation; AnyK
         let type: Any.Type
         let storage: StorageType
         let isOptional: Bool
+        /// For a to-one relationship: the table whose id the column holds.
+        var references: String?
     }
 
     let modelType: Any.Type
     let table: String
+    /// The properties stored in the model's own table (to-many relationships are not: they live in
+    /// link tables).
     let properties: [Property]
+    /// The relationships, in declaration order.
+    let relationships: [Relationship]
     let id: Property
     /// Whether SQLite assigns the id (an optional integer id, `nil` until saved).
     let assignsID: Bool
@@ -39,9 +45,31 @@ struct ModelReflection: @unchecked Sendable {  // immutable after creation; AnyK
         guard !fields.isEmpty else {
             throw ModelError(.unsupportedModel, T.self, "has no stored properties to save; models are structs with stored properties")
         }
-        let properties = fields.map { field in
+        var properties: [Property] = []
+        var relationships: [Relationship] = []
+        for field in fields {
+            if let relationship = try Relationship.of(field, in: T.self) {
+                relationships.append(relationship)
+                guard case .toOne(let isOptional) = relationship.kind else { continue }
+                let targetFields = try storedFields(ofType: relationship.target)
+                guard let targetID = targetFields.first(where: { $0.name == "id" }) else {
+                    throw ModelError(.unsupportedModel, relationship.target, "has no stored property named `id`; a model needs one")
+                }
+                let (storage, _) = StorageType.of(targetID.type)
+                properties.append(Property(
+                    name: field.name, keyPath: field.keyPath, type: field.type, storage: storage, isOptional: isOptional,
+                    references: relationship.target.tableName))
+                continue
+            }
             let (storage, isOptional) = StorageType.of(field.type)
-            return Property(name: field.name, keyPath: field.keyPath, type: field.type, storage: storage, isOptional: isOptional)
+            properties.append(Property(name: field.name, keyPath: field.keyPath, type: field.type, storage: storage, isOptional: isOptional))
+        }
+        if !relationships.isEmpty { try Relationship.checkForCycles(from: T.self) }
+        for keyPath in T.deleteRules.keys where !relationships.contains(where: { $0.keyPath == keyPath }) {
+            throw ModelError(.unsupportedModel, T.self, """
+                has a delete rule for \(keyPath), which is not a relationship (a stored property whose type is a model, \
+                an optional model or an array of models); remove it from deleteRules
+                """)
         }
         guard let id = properties.first(where: { $0.name == "id" }) else {
             throw ModelError(.unsupportedModel, T.self, "has no stored property named `id`; a model needs one (UUID, String, Int, Int64 or an optional integer)")
@@ -52,7 +80,10 @@ struct ModelReflection: @unchecked Sendable {  // immutable after creation; AnyK
         }
         let table = T.tableName
         guard !table.isEmpty else { throw ModelError(.unsupportedModel, T.self, "has an empty tableName") }
-        return ModelReflection(modelType: T.self, table: table, properties: properties, id: id, assignsID: assignsID)
+        if relationships.contains(where: { $0.name == "id" }) {
+            throw ModelError(.unsupportedModel, T.self, "has an `id` whose type is a model; an id is a UUID, String or integer")
+        }
+        return ModelReflection(modelType: T.self, table: table, properties: properties, relationships: relationships, id: id, assignsID: assignsID)
     }
 
     struct Field {

@@ -7,6 +7,8 @@ final class ModelTable: Sendable {
     let columns: [ModelReflection.Property]
     /// Whether the table was created or brought up to date for saving (else only read).
     let isWritable: Bool
+    /// The link tables of to-many relationships that exist.
+    let linkTables: Set<String>
 
     let select: String
     let selectByID: String
@@ -15,10 +17,11 @@ final class ModelTable: Sendable {
     let upsertReturning: String
     let deleteByID: String
 
-    init(schema: ModelReflection, columns: [ModelReflection.Property], isWritable: Bool) {
+    init(schema: ModelReflection, columns: [ModelReflection.Property], isWritable: Bool, linkTables: Set<String> = []) {
         self.schema = schema
         self.columns = columns
         self.isWritable = isWritable
+        self.linkTables = linkTables
         let table = SQLName.quoted(schema.table)
         let id = SQLName.quoted(schema.id.name)
         let names = columns.map { SQLName.quoted($0.name) }
@@ -52,7 +55,27 @@ final class ModelTable: Sendable {
         var definition = SQLName.quoted(property.name)
         if property.storage != .untyped { definition += " " + property.storage.rawValue }
         if !property.isOptional { definition += " NOT NULL DEFAULT " + property.storage.zeroDefault }
+        if let target = property.references {
+            // A deleted target empties an optional to-one; a non-optional one makes the delete fail.
+            definition += " REFERENCES \(SQLName.quoted(target))(\"id\")" + (property.isOptional ? " ON DELETE SET NULL" : "")
+        }
         return definition
+    }
+
+    /// The link table of a to-many relationship: one row per element, `position` keeping the
+    /// array's order. Deleting the owner or the target removes the link.
+    static func createLinkTable(_ relationship: Relationship, owner: ModelReflection, targetIDStorage: StorageType) -> [String] {
+        let link = SQLName.quoted(relationship.linkTable)
+        let ownerType = owner.id.storage == .untyped ? "" : " " + owner.id.storage.rawValue
+        let targetType = targetIDStorage == .untyped ? "" : " " + targetIDStorage.rawValue
+        return [
+            "CREATE TABLE IF NOT EXISTS \(link) ("
+                + "\"owner\"\(ownerType) NOT NULL REFERENCES \(SQLName.quoted(owner.table))(\"id\") ON DELETE CASCADE, "
+                + "\"position\" INTEGER NOT NULL, "
+                + "\"target\"\(targetType) NOT NULL REFERENCES \(SQLName.quoted(relationship.target.tableName))(\"id\") ON DELETE CASCADE, "
+                + "PRIMARY KEY (\"owner\", \"position\")) WITHOUT ROWID",
+            "CREATE INDEX IF NOT EXISTS \(SQLName.quoted(relationship.linkTable + "(target)")) ON \(link) (\"target\")",
+        ]
     }
 
     static func createIndexes<T: Model>(for type: T.Type, schema: ModelReflection) throws -> [String] {

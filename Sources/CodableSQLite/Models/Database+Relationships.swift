@@ -1,0 +1,291 @@
+import Foundation
+
+/// Saving, loading and deleting values with relationships (see ``Relationship``).
+///
+/// - Loading runs one statement for the values asked for, and for each relationship in the type
+///   graph one statement for the related values (and one for a to-many's links), each selecting
+///   them with a subquery of the ids above it: the count depends on the graph's shape, never on
+///   the number of rows. All of them read one snapshot.
+/// - Saving saves related values first (by id: an upsert, once per value per call), then the
+///   value, then replaces a to-many's links when they changed.
+/// - Deleting applies each relationship's ``DeleteRule``.
+extension SQLite.Database {
+    // MARK: Loading
+
+    /// Decodes the values `sql` selects, their related values filled in. `ids` is SQL selecting
+    /// the ids of those values (`nil`: every row), with the same `arguments` as `sql`.
+    func loadGraph<T: Model>(
+        _ type: T.Type, table: ModelTable, sql: String, arguments: [SQLite.Value], ids: String?, on connection: RawConnection
+    ) throws -> [T] {
+        var lookups: [String: RelatedValues] = [:]
+        for relationship in table.schema.relationships {
+            lookups[relationship.name] = try loadRelated(relationship, of: table, ids: ids, arguments: arguments, on: connection)
+        }
+        var options = DecodingOptions()
+        if !lookups.isEmpty {
+            options.overrides = RowOverrides(keys: Set(lookups.keys), decode: { key, columns in
+                try lookups[key]?.value(in: columns)
+            })
+        }
+        return try connection.withStatement(sql) { statement in
+            try statement.bind(arguments)
+            return try statement.decodeRows(T.self, options: options, indexesRows: false)
+        }
+    }
+
+    private func loadRelated(
+        _ relationship: Relationship, of owner: ModelTable, ids: String?, arguments: [SQLite.Value], on connection: RawConnection
+    ) throws -> RelatedValues {
+        func load<Target: Model>(_ target: Target.Type) throws -> RelatedValues {
+            var result = RelatedValues(relationship: relationship)
+            guard let targetTable = try tableForReading(Target.self) else { return result }
+            let targetIDs: String
+            let boundArguments = ids == nil ? [] : arguments
+            if relationship.isToMany {
+                guard owner.linkTables.contains(relationship.linkTable) else { return result }
+                let link = SQLName.quoted(relationship.linkTable)
+                let filter = ids.map { " WHERE \"owner\" IN (\($0))" } ?? ""
+                targetIDs = "SELECT \"target\" FROM \(link)\(filter)"
+                try connection.withStatement("SELECT \"owner\", \"target\" FROM \(link)\(filter) ORDER BY \"owner\", \"position\"") { statement in
+                    try statement.bind(boundArguments)
+                    while try statement.step() {
+                        result.links[statement.value(at: 0), default: []].append(statement.value(at: 1))
+                    }
+                }
+            } else {
+                let ownerName = SQLName.quoted(owner.schema.table)
+                targetIDs = "SELECT \(SQLName.quoted(relationship.name)) FROM \(ownerName)" + (ids.map { " WHERE \"id\" IN (\($0))" } ?? "")
+            }
+            let values = try loadGraph(
+                Target.self, table: targetTable, sql: targetTable.select + " WHERE \"id\" IN (\(targetIDs))",
+                arguments: boundArguments, ids: targetIDs, on: connection)
+            result.byID.reserveCapacity(values.count)
+            for value in values {
+                result.byID[try ValueEncoder.value(for: value.id, at: .root, options: EncodingOptions())] = value
+            }
+            return result
+        }
+        return try load(relationship.target)
+    }
+
+    // MARK: Saving
+
+    /// Saves `value` and its related values (inside the caller's transaction), returning it as
+    /// saved: assigned ids filled in, related values included.
+    func saveGraph<T: Model>(
+        _ value: T, table: ModelTable, on connection: RawConnection, elementIndex: Int?, saved: inout SavedValues
+    ) throws -> T {
+        var relatedByKey: [String: [any Model]] = [:]
+        for relationship in table.schema.relationships {
+            var savedRelated: [any Model] = []
+            for related in relationship.related(value) {
+                savedRelated.append(try saveRelated(related, on: connection, saved: &saved))
+            }
+            relatedByKey[relationship.name] = savedRelated
+        }
+        let relationships = table.schema.relationships
+        let overrides = RowOverrides(
+            keys: Set(relationships.map(\.name)),
+            encode: { key, _ in
+                guard let relationship = relationships.first(where: { $0.name == key }), !relationship.isToMany,
+                      let target = relatedByKey[key]?.first else { return .skip }
+                return .value(encodableID(of: target))
+            },
+            decode: { key, _ in
+                guard let relationship = relationships.first(where: { $0.name == key }) else { return nil }
+                return relationship.makeValue(relatedByKey[key] ?? [])
+            })
+        var encoding = EncodingOptions()
+        encoding.overrides = overrides
+        var decoding = DecodingOptions()
+        decoding.overrides = overrides
+        let stored = try connection.withStatement(table.upsertReturning) { statement -> T in
+            try statement.bindRow(value, options: encoding, elementIndex: elementIndex)
+            guard let row = try statement.decodeSingleRow(T.self, options: decoding) else {
+                throw ModelError(.unexpectedResult, T.self, "the database returned no row for the saved value")
+            }
+            return row
+        }
+        let owner = try ValueEncoder.value(for: stored.id, at: .root, options: EncodingOptions())
+        for relationship in relationships where relationship.isToMany {
+            let targets = try (relatedByKey[relationship.name] ?? []).map(storedID(of:))
+            try replaceLinks(relationship, owner: owner, targets: targets, on: connection)
+        }
+        return stored
+    }
+
+    private func saveRelated(_ value: any Model, on connection: RawConnection, saved: inout SavedValues) throws -> any Model {
+        func save<Target: Model>(_ value: Target) throws -> any Model {
+            let key: SavedValues.Key?
+            if isNilOptional(value.id) {
+                key = nil
+            } else {
+                key = SavedValues.Key(type: ObjectIdentifier(Target.self), id: try ValueEncoder.value(for: value.id, at: .root, options: EncodingOptions()))
+            }
+            if let key, let done = saved.values[key] { return done }
+            let table = try tableForWriting(Target.self, sample: value)
+            let result = try saveGraph(value, table: table, on: connection, elementIndex: nil, saved: &saved)
+            if let key { saved.values[key] = result }
+            return result
+        }
+        return try save(value)
+    }
+
+    /// Makes the link table hold exactly `targets`, in order, for `owner` (no write when it does).
+    private func replaceLinks(_ relationship: Relationship, owner: SQLite.Value, targets: [SQLite.Value], on connection: RawConnection) throws {
+        let link = SQLName.quoted(relationship.linkTable)
+        let current = try connection.withStatement("SELECT \"target\" FROM \(link) WHERE \"owner\" = ? ORDER BY \"position\"") { statement in
+            try statement.bind([owner])
+            var targets: [SQLite.Value] = []
+            while try statement.step() { targets.append(statement.value(at: 0)) }
+            return targets
+        }
+        guard current != targets else { return }
+        try connection.withStatement("DELETE FROM \(link) WHERE \"owner\" = ?") { statement in
+            try statement.bind([owner])
+            try statement.run()
+        }
+        for (position, target) in targets.enumerated() {
+            try connection.withStatement("INSERT INTO \(link) (\"owner\", \"position\", \"target\") VALUES (?, ?, ?)") { statement in
+                try statement.bind([owner, .integer(Int64(position)), target])
+                try statement.run()
+            }
+        }
+    }
+
+    // MARK: Deleting
+
+    /// Deletes the rows with these ids and applies the delete rules (inside the caller's
+    /// transaction). Returns how many rows of `T` were deleted.
+    func deleteGraph<T: Model>(_ type: T.Type, table: ModelTable, ids: [SQLite.Value], on connection: RawConnection) throws -> Int {
+        guard !ids.isEmpty else { return 0 }
+        let name = SQLName.quoted(table.schema.table)
+        let relationships = table.schema.relationships
+        var cascades: [(Relationship, [SQLite.Value])] = []
+        for chunk in ids.chunked(500) {
+            let list = "(" + Array(repeating: "?", count: chunk.count).joined(separator: ", ") + ")"
+            for relationship in relationships where relationship.rule == .deny || relationship.rule == .cascade {
+                let sql: String
+                if relationship.isToMany {
+                    guard table.linkTables.contains(relationship.linkTable) else { continue }
+                    sql = "SELECT \"target\" FROM \(SQLName.quoted(relationship.linkTable)) WHERE \"owner\" IN \(list)"
+                } else {
+                    let column = SQLName.quoted(relationship.name)
+                    sql = "SELECT \(column) FROM \(name) WHERE \"id\" IN \(list) AND \(column) IS NOT NULL"
+                }
+                let related = try connection.withStatement(sql) { statement in
+                    try statement.bind(Array(chunk))
+                    var values: [SQLite.Value] = []
+                    while try statement.step() { values.append(statement.value(at: 0)) }
+                    return values
+                }
+                if relationship.rule == .deny, !related.isEmpty {
+                    throw ModelError(.deleteDenied, T.self, """
+                        cannot be deleted: its relationship `\(relationship.name)` has the delete rule .deny and still links \
+                        \(related.count) \(relationship.target) value(s). Remove them from `\(relationship.name)` and save, or \
+                        delete them first.
+                        """)
+                }
+                if relationship.rule == .cascade { cascades.append((relationship, related)) }
+            }
+        }
+        var deleted = 0
+        for chunk in ids.chunked(500) {
+            let list = "(" + Array(repeating: "?", count: chunk.count).joined(separator: ", ") + ")"
+            // The links go with the owner (also when foreign keys are off).
+            for relationship in relationships where relationship.isToMany && table.linkTables.contains(relationship.linkTable) {
+                try connection.withStatement("DELETE FROM \(SQLName.quoted(relationship.linkTable)) WHERE \"owner\" IN \(list)") { statement in
+                    try statement.bind(Array(chunk))
+                    try statement.run()
+                }
+            }
+            try connection.withStatement("DELETE FROM \(name) WHERE \"id\" IN \(list)") { statement in
+                try statement.bind(Array(chunk))
+                try Self.translatingForeignKeyFailure(T.self) { try statement.run() }
+            }
+            deleted += connection.changes
+        }
+        for (relationship, related) in cascades {
+            func cascade<Target: Model>(_ target: Target.Type) throws {
+                guard let targetTable = try tableForReading(Target.self) else { return }
+                var seen = Set<SQLite.Value>()
+                _ = try deleteGraph(Target.self, table: targetTable, ids: related.filter { seen.insert($0).inserted }, on: connection)
+            }
+            try cascade(relationship.target)
+        }
+        return deleted
+    }
+
+    /// Runs `body`, turning a failed foreign key (a value others still refer to through a
+    /// non-optional to-one relationship) into ``ModelError/Code/deleteDenied``.
+    static func translatingForeignKeyFailure<T>(_ type: T.Type, _ body: () throws -> Void) throws {
+        do {
+            try body()
+        } catch let error as SQLite.Error where error.extendedCode == .constraintForeignKey {
+            throw ModelError(.deleteDenied, T.self, """
+                cannot be deleted: other values still refer to it through a non-optional relationship (a property of \
+                type \(T.self), not \(T.self)?). Delete or change those values first, or make the property optional \
+                so that it becomes nil. (\(error.message))
+                """)
+        }
+    }
+}
+
+/// The related values of one relationship, loaded for a batch of owners.
+struct RelatedValues {
+    let relationship: Relationship
+    /// Target values by stored id.
+    var byID: [SQLite.Value: Any] = [:]
+    /// For a to-many: the owner's id → its targets' ids, in order.
+    var links: [SQLite.Value: [SQLite.Value]] = [:]
+
+    init(relationship: Relationship) {
+        self.relationship = relationship
+    }
+
+    /// The property's value for the row being decoded.
+    func value(in columns: RowColumns) throws -> Any? {
+        if relationship.isToMany {
+            guard let owner = columns.value(named: "id") else { return relationship.makeValue([]) }
+            return relationship.makeValue((links[owner] ?? []).compactMap { byID[$0] })
+        }
+        guard let key = columns.value(named: relationship.name), key != .null else { return nil }
+        guard let target = byID[key] else {
+            throw DecodingError.dataCorrupted(DecodingError.Context(
+                codingPath: [AnyCodingKey(stringValue: relationship.name)],
+                debugDescription: "\(relationship.qualifiedName) refers to the \(relationship.target) with id \(key), which does not exist (foreign keys were off when it was deleted?)"))
+        }
+        return relationship.makeValue([target])
+    }
+}
+
+/// The values one save call has saved, so that a value shared by several others is saved once.
+struct SavedValues {
+    struct Key: Hashable {
+        let type: ObjectIdentifier
+        let id: SQLite.Value
+    }
+
+    var values: [Key: any Model] = [:]
+}
+
+/// The id of a model value, as stored.
+func storedID(of value: any Model) throws -> SQLite.Value {
+    func open<M: Model>(_ value: M) throws -> SQLite.Value {
+        try ValueEncoder.value(for: value.id, at: .root, options: EncodingOptions())
+    }
+    return try open(value)
+}
+
+/// The id of a model value, to encode.
+func encodableID(of value: any Model) -> any Encodable {
+    func open<M: Model>(_ value: M) -> any Encodable { value.id }
+    return open(value)
+}
+
+extension Array {
+    /// Consecutive slices of at most `size` elements.
+    func chunked(_ size: Int) -> [ArraySlice<Element>] {
+        stride(from: 0, to: count, by: size).map { self[$0..<Swift.min($0 + size, count)] }
+    }
+}

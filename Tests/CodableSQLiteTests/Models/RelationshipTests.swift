@@ -1,0 +1,247 @@
+@testable import CodableSQLite
+import Foundation
+import Testing
+
+/// The source document's movie graph: value types, no annotations.
+enum Cinema {
+    struct Actor: Codable, Model, Hashable, Sendable { var id: String; var name: String }
+    struct Studio: Codable, Model, Hashable, Sendable { var id: Int64?; var name: String }
+    struct Movie: Codable, UUIDModel, Hashable, Sendable {
+        let id: UUID
+        var title: String
+        var releaseDate: Date
+        var studio: Studio?
+        var cast: [Actor]
+        var tags: [String]
+        static var deleteRules: [PartialKeyPath<Movie>: DeleteRule] { [\Movie.cast: .cascade] }
+    }
+
+    /// A movie whose studio must not go away while it exists.
+    struct Release: Codable, Model, Equatable, Sendable {
+        var id: Int64?
+        var studio: Studio
+        var crew: [Actor]
+        static var deleteRules: [PartialKeyPath<Release>: DeleteRule] { [\Release.crew: .deny] }
+    }
+
+    static let feed = Data("""
+    [
+      {"id": "1F6A3C1E-0000-4000-8000-000000000001", "title": "The Matrix", "releaseDate": 922838400,
+       "studio": {"name": "Warner"}, "tags": ["sci-fi"],
+       "cast": [{"id": "keanu", "name": "Keanu Reeves"}, {"id": "carrie", "name": "Carrie-Anne Moss"}]},
+      {"id": "1F6A3C1E-0000-4000-8000-000000000002", "title": "John Wick", "releaseDate": 1414108800,
+       "studio": null, "tags": [],
+       "cast": [{"id": "keanu", "name": "Keanu Reeves"}, {"id": "willem", "name": "Willem Dafoe"}]},
+      {"id": "1F6A3C1E-0000-4000-8000-000000000003", "title": "Toy Story", "releaseDate": 816998400,
+       "studio": {"name": "Pixar"}, "tags": ["animation", "family"],
+       "cast": [{"id": "tom", "name": "Tom Hanks"}]}
+    ]
+    """.utf8)
+
+    static func count(_ db: SQLite.Database, _ table: String) throws -> Int? {
+        try db.read("SELECT count(*) AS n FROM \"\(table)\"").first?["n"]?.intValue
+    }
+}
+
+@Suite("Models: relationships")
+struct RelationshipTests {
+    typealias Movie = Cinema.Movie
+    typealias Actor = Cinema.Actor
+    typealias Studio = Cinema.Studio
+
+    @Test func theSourceScenarioEndToEnd() throws {
+        let db = try TestDatabases.file("relationships")
+        let movies = try JSONDecoder().decode([Movie].self, from: Cinema.feed)
+        let saved = try db.save(movies)
+        // Studios had nil ids: assigned, and the returned values carry them.
+        #expect(saved[0].studio?.id != nil && saved[2].studio?.id != nil)
+        #expect(saved[0].studio?.id != saved[2].studio?.id)
+        #expect(try Cinema.count(db, "Actor") == 4)   // Keanu is in two movies: one row
+        #expect(try Cinema.count(db, "Movie.cast") == 5)
+
+        let loaded = try db.get(with: Filter<Movie>().sort(by: \.title))
+        #expect(loaded.map(\.title) == ["John Wick", "The Matrix", "Toy Story"])
+        #expect(loaded == saved.sorted { $0.title < $1.title })
+        #expect(loaded[1].cast.map(\.id) == ["keanu", "carrie"])   // order kept
+        #expect(loaded[0].studio == nil)
+        let one = try db.get(Movie.self, id: movies[2].id)
+        #expect(one == saved[2])
+
+        // Deleting The Matrix cascades to its cast: Keanu and Carrie go, and Keanu leaves John Wick.
+        #expect(try db.delete(saved[0]))
+        #expect(try db.get(Actor.self).map(\.id).sorted() == ["tom", "willem"])
+        #expect(try db.get(Movie.self, id: movies[1].id)?.cast.map(\.id) == ["willem"])
+        #expect(try Cinema.count(db, "Movie.cast") == 2)
+        // The studio stays (nullify is the default).
+        #expect(try db.count(Studio.self) == 2)
+        #expect(try db.checkIntegrity().isEmpty)
+    }
+
+    @Test func savingTheSameGraphTwiceChangesNothingAndUnlinkingKeepsTheActor() throws {
+        let db = try TestDatabases.memory()
+        let movies = try db.save(try JSONDecoder().decode([Movie].self, from: Cinema.feed))
+        try db.save(movies)
+        #expect(try Cinema.count(db, "Actor") == 4)
+        #expect(try Cinema.count(db, "Studio") == 2)
+        #expect(try Cinema.count(db, "Movie.cast") == 5)
+        #expect(try db.get(with: Filter<Movie>().sort(by: \.title)) == movies.sorted { $0.title < $1.title })
+
+        var matrix = movies[0]
+        matrix.cast.removeFirst()
+        matrix.cast.append(Actor(id: "laurence", name: "Laurence Fishburne"))
+        try db.save(matrix)
+        #expect(try db.get(Movie.self, id: matrix.id)?.cast.map(\.id) == ["carrie", "laurence"])
+        #expect(try db.get(Actor.self, id: "keanu") != nil)   // unlinked, not deleted
+        #expect(try db.get(with: Filter(\Movie.cast, contains: "keanu")).map(\.title) == ["John Wick"])
+    }
+
+    @Test func loadingRunsStatementsPerRelationshipNotPerRow() throws {
+        let db = try TestDatabases.file("relationships-batch")
+        let pool = (0..<50).map { Actor(id: "a\($0)", name: "Actor \($0)") }
+        var movies: [Movie] = []
+        for n in 0..<1_000 {
+            let studio: Studio? = n % 3 == 0 ? nil : Studio(id: Int64(n % 7 + 1), name: "Studio \(n % 7)")
+            let cast: [Actor] = (0..<5).map { pool[(n + $0 * 7) % 50] }
+            let date = Date(timeIntervalSince1970: Double(n) * 86_400)
+            movies.append(Movie(id: UUID(), title: "Movie \(n)", releaseDate: date, studio: studio, cast: cast, tags: ["t\(n % 4)"]))
+        }
+        try db.save(movies)
+        let statements = Locked<[String]>([])
+        db.trace { sql in statements.withLock { $0.append(sql) } }
+        let loaded = try db.get(Movie.self)
+        db.trace(nil)
+        #expect(loaded.count == 1_000)
+        #expect(Set(loaded) == Set(movies))
+        // The movies, the studios, the cast's links and the actors (and a BEGIN/ROLLBACK for one snapshot).
+        let queries = statements.withLock { $0 }.filter { $0.hasPrefix("SELECT") }
+        #expect(queries.count == 4, "\(queries)")
+        // A filtered, paged load runs the same number.
+        statements.withLock { $0.removeAll() }
+        db.trace { sql in statements.withLock { $0.append(sql) } }
+        let page = try db.get(with: Filter(\Movie.title, is: .hasPrefix("Movie 1")).sort(by: \.releaseDate).limit(10, page: 2))
+        db.trace(nil)
+        #expect(page.count == 10)
+        #expect(page.allSatisfy { movie in movies.first { $0.id == movie.id } == movie })
+        #expect(statements.withLock { $0 }.filter { $0.hasPrefix("SELECT") }.count == 4)
+    }
+
+    @Test func denyRefusesAndChangesNothing() throws {
+        let db = try TestDatabases.memory()
+        let release = try db.save(Cinema.Release(id: nil, studio: Studio(id: nil, name: "A24"), crew: [Actor(id: "x", name: "X")]))
+        expectModelError(.deleteDenied) { try db.delete(release) }
+        #expect(try db.count(Cinema.Release.self) == 1)
+        #expect(try db.get(Cinema.Release.self).first?.crew.map(\.id) == ["x"])
+        // With no crew linked, the delete goes ahead.
+        var empty = release
+        empty.crew = []
+        try db.save(empty)
+        #expect(try db.delete(empty))
+        #expect(try db.count(Cinema.Release.self) == 0)
+        #expect(try db.count(Actor.self) == 1)
+    }
+
+    @Test func aNonOptionalToOneKeepsItsTargetAlive() throws {
+        let db = try TestDatabases.memory()
+        let release = try db.save(Cinema.Release(id: nil, studio: Studio(id: nil, name: "A24"), crew: []))
+        let studio = try #require(release.studio.id == nil ? nil : release.studio)
+        let error = #expect(throws: ModelError.self) { try db.delete(studio) }
+        #expect(error?.code == .deleteDenied)
+        #expect(error?.model == "Studio")
+        #expect(try db.count(Studio.self) == 1)
+        #expect(try db.get(Cinema.Release.self).first?.studio == studio)
+        // An optional to-one is emptied instead.
+        let movie = try db.save(Movie(id: UUID(), title: "M", releaseDate: Date(timeIntervalSince1970: 0), studio: Studio(id: nil, name: "B"), cast: [], tags: []))
+        try db.delete(try #require(movie.studio))
+        #expect(try db.get(Movie.self, id: movie.id)?.studio == nil)
+    }
+
+    @Test func filtersThroughRelationships() throws {
+        let db = try TestDatabases.memory()
+        let movies = try db.save(try JSONDecoder().decode([Movie].self, from: Cinema.feed))
+        let keanu = Actor(id: "keanu", name: "Keanu Reeves")
+        #expect(try db.get(with: Filter(\Movie.cast, contains: keanu.id).sort(by: \.title)).map(\.title) == ["John Wick", "The Matrix"])
+        #expect(try db.get(with: Filter(\Movie.cast, contains: keanu)).count == 2)
+        #expect(try db.get(with: Filter(\Movie.studio?.name, is: .equal(to: "Pixar"))).map(\.title) == ["Toy Story"])
+        #expect(try db.count(with: Filter(\Movie.studio?.name, is: .hasPrefix("W")).and(Filter(\Movie.cast, contains: keanu.id))) == 1)
+        // Hostile values are data.
+        #expect(try db.get(with: Filter(\Movie.cast, contains: "'; DROP TABLE \"Movie\"; --")).isEmpty)
+        #expect(try db.get(with: Filter(\Movie.studio?.name, is: .equal(to: "x' OR 1=1 --"))).isEmpty)
+        // delete(with:) applies the rules too: the cast of the deleted movies goes.
+        #expect(try db.delete(with: Filter(\Movie.cast, contains: "tom")) == 1)
+        #expect(try db.get(Actor.self, id: "tom") == nil)
+        #expect(try db.count(Movie.self) == movies.count - 1)
+    }
+
+    @Test func asyncFormsAndTransactionsCompose() async throws {
+        let db = try TestDatabases.file("relationships-async")
+        let movies = try JSONDecoder().decode([Movie].self, from: Cinema.feed)
+        try await db.save(movies)
+        #expect(try await db.get(Movie.self).count == 3)
+        await #expect(throws: CancellationError.self) {
+            try await db.inTransaction {
+                try db.delete(Movie.self, id: movies[0].id)
+                throw CancellationError()
+            }
+        }
+        // The rolled-back delete left everything in place.
+        #expect(try await db.count(Actor.self) == 4)
+        #expect(try await db.get(Movie.self, id: movies[0].id)?.cast.count == 2)
+    }
+}
+
+/// Shapes that cannot be relationships, refused with errors that say why.
+@Suite("Models: relationship errors")
+struct RelationshipErrorTests {
+    struct Person: Codable, Model { var id: Int64?; var name: String; var friends: [Pet] }
+    struct Pet: Codable, Model { var id: Int64?; var owner: [Person] }
+
+    struct Node: Codable, Model { var id: Int64?; var children: [Node] }
+
+    struct Wrong: Codable, Model {
+        var id: Int64?
+        var name: String
+        static var deleteRules: [PartialKeyPath<Wrong>: DeleteRule] { [\Wrong.name: .cascade] }
+    }
+
+    @Test func cyclesAreRefusedWithTheInverseQuery() throws {
+        let db = try TestDatabases.memory()
+        let error = #expect(throws: ModelError.self) { try db.save(Person(id: nil, name: "A", friends: [])) }
+        #expect(error?.code == .unsupportedModel)
+        #expect(error?.message.contains("contains:") == true)
+        expectModelError(.unsupportedModel) { try db.save(Node(id: nil, children: [])) }
+        expectModelError(.unsupportedModel) { try db.get(Node.self) }
+        #expect(try db.tables().isEmpty)
+    }
+
+    @Test func aDeleteRuleOnAnOrdinaryPropertyIsRefused() throws {
+        let db = try TestDatabases.memory()
+        let error = #expect(throws: ModelError.self) { try db.save(Wrong(id: nil, name: "x")) }
+        #expect(error?.code == .unsupportedModel)
+        #expect(error?.message.contains("not a relationship") == true)
+    }
+
+    @Test func aColumnWrittenAsJSONByAnEarlierVersionIsRefusedNotMisread() throws {
+        let db = try TestDatabases.memory()
+        // What an earlier version wrote: the cast as JSON inside the row.
+        try db.execute(raw: """
+            CREATE TABLE "Movie" ("id" TEXT PRIMARY KEY NOT NULL, "title" TEXT NOT NULL, "releaseDate" TEXT NOT NULL,
+                "studio" TEXT, "cast" TEXT NOT NULL, "tags" TEXT NOT NULL);
+            INSERT INTO "Movie" VALUES ('1F6A3C1E-0000-4000-8000-000000000009', 'Old', '2000-01-01 00:00:00', NULL,
+                '[{"id":"keanu","name":"Keanu Reeves"}]', '[]');
+            """)
+        let error = #expect(throws: ModelError.self) { try db.get(Cinema.Movie.self) }
+        #expect(error?.code == .schemaMismatch)
+        #expect(error?.message.contains("`studio`") == true || error?.message.contains("`cast`") == true)
+        expectModelError(.schemaMismatch) {
+            try db.save(Cinema.Movie(id: UUID(), title: "New", releaseDate: Date(), studio: nil, cast: [], tags: []))
+        }
+        // Nothing was changed: the old row and its JSON are still there.
+        #expect(try db.read("SELECT \"cast\" FROM \"Movie\"").first?["cast"]?.stringValue?.contains("keanu") == true)
+    }
+}
+
+/// Expects `body` to throw a ``ModelError`` with `code`.
+func expectModelError<R>(_ code: ModelError.Code, sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> R) {
+    let error = #expect(throws: ModelError.self, sourceLocation: sourceLocation) { try body() }
+    #expect(error?.code == code, sourceLocation: sourceLocation)
+}
