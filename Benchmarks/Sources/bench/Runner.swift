@@ -33,6 +33,8 @@ struct Settings {
     var contenderNames: Set<String> = []
     /// Run only scenario F (live queries).
     var observationOnly = false
+    /// Run only scenario G (relationships).
+    var relationshipsOnly = false
     /// Profile only F's write throughput with this many observers.
     var profiledObservers: Int?
 
@@ -57,6 +59,7 @@ struct Settings {
                 guard let name = iterator.next() else { throw BenchmarkError.verification("--contender needs a name") }
                 contenderNames.insert(name)
             case "--observation": observationOnly = true
+            case "--relationships": relationshipsOnly = true
             case "--observers":
                 observationOnly = true
                 guard let text = iterator.next(), let count = Int(text), count >= 0 else {
@@ -69,7 +72,7 @@ struct Settings {
                 }
                 kinds = [kind]
             default:
-                throw BenchmarkError.verification("unknown option \(argument); use --quick, --rows N, --lookups N, --repetitions N, --only file|memory, --contender NAME, --observation")
+                throw BenchmarkError.verification("unknown option \(argument); use --quick, --rows N, --lookups N, --repetitions N, --only file|memory, --contender NAME, --observation, --relationships")
             }
         }
     }

@@ -7,7 +7,7 @@ import GRDBSQLite
 //   swift run -c release --package-path Benchmarks bench --quick    smoke run (10,000 items)
 //
 // Options: --rows N, --lookups N, --repetitions N, --only file|memory, --contender NAME (repeatable),
-//          --observation (only scenario F, live queries)
+//          --observation (only scenario F, live queries), --relationships (only scenario G)
 
 var settings = Settings()
 do {
@@ -27,6 +27,10 @@ let contenders: [ContenderKind] = [
 ]
 
 do {
+    if settings.relationshipsOnly {
+        print(try RelationshipBenchmark(settings: settings).run())
+        exit(0)
+    }
     if !settings.observationOnly {
         let report = try Runner(settings: settings, contenders: contenders).run()
         print(report)
@@ -36,6 +40,7 @@ do {
     } else if settings.contenderNames.isEmpty {
         // Not when profiling some contenders of A–D (valgrind does not run the async scenario F).
         print(try await ObservationBenchmark(settings: settings).run())
+        print(try RelationshipBenchmark(settings: settings).run())
     }
 } catch {
     print("bench: \(error)")

@@ -46,7 +46,7 @@ extension SQLite.Database {
         }
     }
 
-    private func saveRow<T: Model>(_ value: T, in table: ModelTable, on connection: RawConnection, elementIndex: Int?) throws -> T {
+    func saveRow<T: Model>(_ value: T, in table: ModelTable, on connection: RawConnection, elementIndex: Int?) throws -> T {
         let assignsID = table.schema.assignsID && isNilOptional(value.id)
         return try connection.withStatement(assignsID ? table.upsertReturning : table.upsert) { statement in
             try statement.bindRow(value, options: EncodingOptions(), elementIndex: elementIndex)
@@ -80,7 +80,7 @@ extension SQLite.Database {
     public func get<T: Model>(with filter: Filter<T>) throws -> [T] {
         let (clauses, arguments) = try filter.clauses()
         guard let table = try tableForReading(T.self) else { return [] }
-        let ids = clauses.isEmpty ? nil : "SELECT \"id\" FROM \(SQLName.quoted(table.schema.table))" + clauses
+        let ids = clauses.isEmpty || table.schema.relationships.isEmpty ? nil : "SELECT \"id\" FROM \(SQLName.quoted(table.schema.table))" + clauses
         return try readModels(T.self, table: table, sql: table.select + clauses, arguments: arguments, ids: ids)
     }
 
@@ -93,7 +93,7 @@ extension SQLite.Database {
     public func get<T: Model>(_ type: T.Type, id: T.ID) throws -> T? {
         guard let table = try tableForReading(T.self) else { return nil }
         let key = try ValueEncoder.value(for: id, at: .root, options: EncodingOptions())
-        let ids = "SELECT \"id\" FROM \(SQLName.quoted(table.schema.table)) WHERE \"id\" = ?"
+        let ids = table.schema.relationships.isEmpty ? nil : "SELECT \"id\" FROM \(SQLName.quoted(table.schema.table)) WHERE \"id\" = ?"
         return try readModels(T.self, table: table, sql: table.selectByID, arguments: [key], ids: ids).first
     }
 

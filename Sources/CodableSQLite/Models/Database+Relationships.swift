@@ -76,9 +76,12 @@ extension SQLite.Database {
         _ value: T, table: ModelTable, on connection: RawConnection, elementIndex: Int?, saved: inout SavedValues
     ) throws -> T {
         var relatedByKey: [String: [any Model]] = [:]
+        // Whether a related value (or this one) gets its id now: the saved value differs from `value`.
+        var assignsIDs = table.schema.assignsID && isNilOptional(value.id)
         for relationship in table.schema.relationships {
             var savedRelated: [any Model] = []
             for related in relationship.related(value) {
+                if !assignsIDs && isNilOptional(related.id) { assignsIDs = true }
                 savedRelated.append(try saveRelated(related, on: connection, saved: &saved))
             }
             relatedByKey[relationship.name] = savedRelated
@@ -99,8 +102,13 @@ extension SQLite.Database {
         encoding.overrides = overrides
         var decoding = DecodingOptions()
         decoding.overrides = overrides
-        let stored = try connection.withStatement(table.upsertReturning) { statement -> T in
+        let stored = try connection.withStatement(assignsIDs ? table.upsertReturning : table.upsert) { statement -> T in
             try statement.bindRow(value, options: encoding, elementIndex: elementIndex)
+            guard assignsIDs else {
+                // Nothing gets an id: what was saved is `value` itself, with the related values as given.
+                try statement.run()
+                return value
+            }
             guard let row = try statement.decodeSingleRow(T.self, options: decoding) else {
                 throw ModelError(.unexpectedResult, T.self, "the database returned no row for the saved value")
             }
@@ -124,7 +132,9 @@ extension SQLite.Database {
             }
             if let key, let done = saved.values[key] { return done }
             let table = try tableForWriting(Target.self, sample: value)
-            let result = try saveGraph(value, table: table, on: connection, elementIndex: nil, saved: &saved)
+            let result = table.schema.relationships.isEmpty
+                ? try saveRow(value, in: table, on: connection, elementIndex: nil)
+                : try saveGraph(value, table: table, on: connection, elementIndex: nil, saved: &saved)
             if let key { saved.values[key] = result }
             return result
         }
@@ -141,9 +151,11 @@ extension SQLite.Database {
             return targets
         }
         guard current != targets else { return }
-        try connection.withStatement("DELETE FROM \(link) WHERE \"owner\" = ?") { statement in
-            try statement.bind([owner])
-            try statement.run()
+        if !current.isEmpty {
+            try connection.withStatement("DELETE FROM \(link) WHERE \"owner\" = ?") { statement in
+                try statement.bind([owner])
+                try statement.run()
+            }
         }
         for (position, target) in targets.enumerated() {
             try connection.withStatement("INSERT INTO \(link) (\"owner\", \"position\", \"target\") VALUES (?, ?, ?)") { statement in

@@ -1,0 +1,213 @@
+import CodableSQLite
+import Foundation
+import GRDB
+
+/// Scenario G: relationships. Save, then load, N movies with 5 actors each drawn from a pool of 2N
+/// (10,000 and 20,000 in a full run), every movie but one in four with a studio from a pool of 100.
+///
+/// Contenders, each on a new WAL file with `synchronous = NORMAL`:
+/// - CodableSQLite models: `db.save(movies)` and `db.get(Movie.self)`, plain structs.
+/// - GRDB with hand-declared associations (`belongsTo`, `hasMany(through:)`): records upserted in
+///   one transaction, loaded with `including(optional:)` and `including(all:)` into an info struct.
+struct RelationshipBenchmark {
+    let movies: Int
+    let repetitions: Int
+
+    init(settings: Settings) {
+        movies = settings.rows < 100_000 ? 2_000 : 10_000
+        repetitions = 3
+    }
+
+    /// The data set, the same for both contenders.
+    struct Source {
+        struct Movie {
+            let id: UUID
+            let title: String
+            let releaseDate: Date
+            let studio: Int?
+            let cast: [Int]
+            let tags: [String]
+        }
+
+        let movies: [Movie]
+
+        init(movies count: Int) {
+            var random = SplitMix(seed: 42)
+            movies = (0..<count).map { n in
+                Movie(
+                    id: UUID(), title: "Movie \(n)", releaseDate: Date(timeIntervalSince1970: 946_684_800 + Double(n) * 3_600),
+                    studio: n % 4 == 0 ? nil : n % 100,
+                    cast: (0..<5).map { _ in Int(random.next() % UInt64(count * 2)) },
+                    tags: ["tag\(n % 5)", "genre\(n % 7)"])
+            }
+        }
+    }
+
+    func run() throws -> String {
+        let source = Source(movies: movies)
+        var lines = ["", "G: relationships, \(movies) movies × 5 actors from a pool of \(movies * 2), studios from 100 (file database, WAL, median of \(repetitions))"]
+        var results: [(String, save: Double, load: Double)] = []
+        for (name, measure) in [("CodableSQLite models", measureCodableSQLite), ("GRDB associations", measureGRDB)] {
+            var saves: [Double] = []
+            var loads: [Double] = []
+            for _ in 0..<repetitions {
+                let (save, load) = try measure(source)
+                saves.append(save)
+                loads.append(load)
+            }
+            results.append((name, saves.sorted()[repetitions / 2], loads.sorted()[repetitions / 2]))
+        }
+        let reference = results.last
+        for result in results {
+            lines.append("  " + result.0.padding(toLength: 22, withPad: " ", startingAt: 0)
+                + String(format: "save %8.1f ms (%.2fx GRDB)   load %8.1f ms (%.2fx GRDB)",
+                         result.save * 1000, result.save / (reference?.save ?? 1), result.load * 1000, result.load / (reference?.load ?? 1)))
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    // MARK: CodableSQLite
+
+    struct Actor: Codable, Model, Sendable { var id: String; var name: String }
+    struct Studio: Codable, Model, Sendable { var id: Int64?; var name: String }
+    struct Movie: Codable, UUIDModel, Sendable {
+        let id: UUID
+        var title: String
+        var releaseDate: Date
+        var studio: Studio?
+        var cast: [Actor]
+        var tags: [String]
+    }
+
+    private func measureCodableSQLite(_ source: Source) throws -> (Double, Double) {
+        let path = temporaryPath("g-codablesqlite")
+        defer { removeDatabase(path) }
+        let db = try SQLite.Database(path: path)
+        let movies = source.movies.map { movie in
+            Movie(id: movie.id, title: movie.title, releaseDate: movie.releaseDate,
+                  studio: movie.studio.map { Studio(id: Int64($0 + 1), name: "Studio \($0)") },
+                  cast: movie.cast.map { Actor(id: "actor\($0)", name: "Actor \($0)") }, tags: movie.tags)
+        }
+        let saveStart = Date()
+        try db.save(movies)
+        let save = Date().timeIntervalSince(saveStart)
+        let loadStart = Date()
+        let loaded = try db.get(Movie.self)
+        let load = Date().timeIntervalSince(loadStart)
+        guard loaded.count == movies.count, loaded.allSatisfy({ $0.cast.count == 5 }) else {
+            throw BenchmarkError.verification("G CodableSQLite: loaded \(loaded.count) movies, not \(movies.count) with 5 actors each")
+        }
+        return (save, load)
+    }
+
+    // MARK: GRDB
+
+    struct GActor: Codable, FetchableRecord, PersistableRecord {
+        static let databaseTableName = "actor"
+        var id: String
+        var name: String
+    }
+
+    struct GStudio: Codable, FetchableRecord, PersistableRecord {
+        static let databaseTableName = "studio"
+        var id: Int64
+        var name: String
+    }
+
+    struct GCastLink: Codable, FetchableRecord, PersistableRecord {
+        static let databaseTableName = "movieCast"
+        var movieId: UUID
+        var position: Int
+        var actorId: String
+        static let actor = belongsTo(GActor.self)
+    }
+
+    struct GMovie: Codable, FetchableRecord, PersistableRecord {
+        static let databaseTableName = "movie"
+        var id: UUID
+        var title: String
+        var releaseDate: Date
+        var studioId: Int64?
+        var tags: [String]
+        static let studio = belongsTo(GStudio.self)
+        static let castLinks = hasMany(GCastLink.self).order(Column("position"))
+        static let cast = hasMany(GActor.self, through: castLinks, using: GCastLink.actor).forKey("cast")
+    }
+
+    struct GMovieInfo: Decodable, FetchableRecord {
+        var movie: GMovie
+        var studio: GStudio?
+        var cast: [GActor]
+    }
+
+    private func measureGRDB(_ source: Source) throws -> (Double, Double) {
+        let path = temporaryPath("g-grdb")
+        defer { removeDatabase(path) }
+        var configuration = GRDB.Configuration()
+        configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = NORMAL") }
+        let pool = try DatabasePool(path: path, configuration: configuration)
+        try pool.write { db in
+            try db.execute(sql: """
+                CREATE TABLE studio (id INTEGER PRIMARY KEY, name TEXT NOT NULL);
+                CREATE TABLE actor (id TEXT PRIMARY KEY NOT NULL, name TEXT NOT NULL);
+                CREATE TABLE movie (id BLOB PRIMARY KEY NOT NULL, title TEXT NOT NULL, releaseDate TEXT NOT NULL,
+                    studioId INTEGER REFERENCES studio(id) ON DELETE SET NULL, tags TEXT NOT NULL);
+                CREATE TABLE movieCast (movieId BLOB NOT NULL REFERENCES movie(id) ON DELETE CASCADE, position INTEGER NOT NULL,
+                    actorId TEXT NOT NULL REFERENCES actor(id) ON DELETE CASCADE, PRIMARY KEY (movieId, position)) WITHOUT ROWID;
+                CREATE INDEX movieCast_actorId ON movieCast(actorId);
+                """)
+        }
+        let saveStart = Date()
+        try pool.write { db in
+            var savedActors = Set<Int>()
+            var savedStudios = Set<Int>()
+            for movie in source.movies {
+                if let studio = movie.studio, savedStudios.insert(studio).inserted {
+                    try GStudio(id: Int64(studio + 1), name: "Studio \(studio)").upsert(db)
+                }
+                for actor in movie.cast where savedActors.insert(actor).inserted {
+                    try GActor(id: "actor\(actor)", name: "Actor \(actor)").upsert(db)
+                }
+                try GMovie(id: movie.id, title: movie.title, releaseDate: movie.releaseDate,
+                           studioId: movie.studio.map { Int64($0 + 1) }, tags: movie.tags).upsert(db)
+                try GCastLink.filter(Column("movieId") == movie.id).deleteAll(db)
+                for (position, actor) in movie.cast.enumerated() {
+                    try GCastLink(movieId: movie.id, position: position, actorId: "actor\(actor)").insert(db)
+                }
+            }
+        }
+        let save = Date().timeIntervalSince(saveStart)
+        let loadStart = Date()
+        let loaded = try pool.read { db in
+            try GMovie.including(optional: GMovie.studio).including(all: GMovie.cast).asRequest(of: GMovieInfo.self).fetchAll(db)
+        }
+        let load = Date().timeIntervalSince(loadStart)
+        guard loaded.count == source.movies.count, loaded.allSatisfy({ $0.cast.count == 5 }) else {
+            throw BenchmarkError.verification("G GRDB: loaded \(loaded.count) movies, not \(source.movies.count) with 5 actors each")
+        }
+        return (save, load)
+    }
+
+    // MARK: Files
+
+    private func temporaryPath(_ name: String) -> String {
+        FileManager.default.temporaryDirectory.appendingPathComponent("bench-\(name)-\(UUID().uuidString).sqlite").path
+    }
+
+    private func removeDatabase(_ path: String) {
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+    }
+}
+
+/// A small repeatable random number generator, so both contenders get the same data.
+struct SplitMix {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
