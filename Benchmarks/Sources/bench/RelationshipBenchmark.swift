@@ -35,7 +35,7 @@ struct RelationshipBenchmark {
             var random = SplitMix(seed: 42)
             movies = (0..<count).map { n in
                 Movie(
-                    id: UUID(), title: "Movie \(n)", releaseDate: Date(timeIntervalSince1970: 946_684_800 + Double(n) * 3_600),
+                    id: UUID(uuid: random.uuidBytes()), title: "Movie \(n)", releaseDate: Date(timeIntervalSince1970: 946_684_800 + Double(n) * 3_600),
                     studio: n % 4 == 0 ? nil : n % 100,
                     cast: (0..<5).map { _ in Int(random.next() % UInt64(count * 2)) },
                     tags: ["tag\(n % 5)", "genre\(n % 7)"])
@@ -196,18 +196,5 @@ struct RelationshipBenchmark {
 
     private func removeDatabase(_ path: String) {
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
-    }
-}
-
-/// A small repeatable random number generator, so both contenders get the same data.
-struct SplitMix {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
