@@ -246,3 +246,82 @@ func expectModelError<R>(_ code: ModelError.Code, sourceLocation: SourceLocation
     let error = #expect(throws: ModelError.self, sourceLocation: sourceLocation) { try body() }
     #expect(error?.code == code, sourceLocation: sourceLocation)
 }
+
+/// Graphs more than one level deep, and to-many values whose ids are assigned.
+@Suite("Models: deeper relationship graphs")
+struct DeepRelationshipTests {
+    struct Country: Codable, Model, Hashable, Sendable { var id: String; var name: String }
+    struct City: Codable, Model, Hashable, Sendable { var id: Int64?; var name: String; var country: Country }
+    struct Stop: Codable, Model, Hashable, Sendable { var id: Int64?; var city: City?; var note: String }
+    struct Tour: Codable, Model, Hashable, Sendable {
+        var id: Int64?
+        var name: String
+        var stops: [Stop]
+        static var deleteRules: [PartialKeyPath<Tour>: DeleteRule] { [\Tour.stops: .cascade] }
+    }
+
+    @Test func twoLevelsDownAreSavedLoadedAndCascaded() throws {
+        let db = try TestDatabases.file("relationships-deep")
+        let france = Country(id: "fr", name: "France")
+        let tour = Tour(id: nil, name: "Grand tour", stops: [
+            Stop(id: nil, city: City(id: nil, name: "Paris", country: france), note: "first"),
+            Stop(id: nil, city: nil, note: "at sea"),
+            Stop(id: nil, city: City(id: nil, name: "Lyon", country: france), note: "last"),
+        ])
+        let saved = try db.save(tour)
+        // Every nil id at every level was assigned, and the returned value carries them.
+        #expect(saved.id != nil)
+        #expect(saved.stops.allSatisfy { $0.id != nil })
+        #expect(saved.stops.compactMap { $0.city?.id }.count == 2)
+        #expect(try db.count(Country.self) == 1)
+
+        let statements = Locked<[String]>([])
+        db.trace { sql in statements.withLock { $0.append(sql) } }
+        let loaded = try db.get(Tour.self, id: saved.id)
+        db.trace(nil)
+        #expect(loaded == saved)
+        #expect(loaded?.stops.map(\.note) == ["first", "at sea", "last"])
+        // Tours, the stops' links, stops, cities, countries.
+        #expect(statements.withLock { $0 }.filter { $0.hasPrefix("SELECT") }.count == 5)
+
+        // Saving again with one stop removed unlinks it; the stop itself stays (it is only unlinked).
+        var shorter = saved
+        shorter.stops.removeLast()
+        try db.save(shorter)
+        #expect(try db.get(Tour.self).first?.stops.count == 2)
+        #expect(try db.count(Stop.self) == 3)
+
+        // Deleting the tour cascades to its stops (not to cities, whose rule from Stop is nullify).
+        #expect(try db.delete(shorter))
+        #expect(try db.count(Stop.self) == 1)
+        #expect(try db.count(City.self) == 2)
+        // A city still referred to by a stop's optional to-one can go: the stop's city becomes nil.
+        let lyonStop = try #require(try db.get(Stop.self).first)
+        try db.delete(try #require(lyonStop.city))
+        #expect(try db.get(Stop.self).first?.city == nil)
+        // A country still referred to by a city's non-optional to-one cannot.
+        expectModelError(.deleteDenied) { try db.delete(france) }
+        #expect(try db.count(Country.self) == 1)
+        #expect(try db.checkIntegrity().isEmpty)
+    }
+
+    @Test func aFailingElementRollsBackTheWholeGraph() throws {
+        let db = try TestDatabases.memory()
+        try db.save(City(id: nil, name: "Nice", country: Country(id: "fr", name: "France")))
+        try db.execute(raw: "DELETE FROM \"City\"")
+        try db.execute(raw: "CREATE TRIGGER no_rome BEFORE INSERT ON \"City\" WHEN NEW.name = 'Rome' BEGIN SELECT RAISE(ABORT, 'no Rome'); END")
+        let tours = [
+            Tour(id: nil, name: "ok", stops: [Stop(id: nil, city: City(id: nil, name: "Paris", country: Country(id: "fr", name: "France")), note: "")]),
+            Tour(id: nil, name: "bad", stops: [Stop(id: nil, city: City(id: nil, name: "Rome", country: Country(id: "it", name: "Italy")), note: "")]),
+        ]
+        let error = #expect(throws: SQLite.Error.self) { try db.save(tours) }
+        #expect(error?.elementIndex == 1)
+        // Nothing of either tour was kept, and the database still works.
+        #expect(try db.count(Tour.self) == 0)
+        #expect(try db.count(Stop.self) == 0)
+        #expect(try db.count(City.self) == 0)
+        #expect(try db.count(Country.self) == 1)
+        try db.save(tours[0])
+        #expect(try db.get(Tour.self).first?.stops.first?.city?.name == "Paris")
+    }
+}
