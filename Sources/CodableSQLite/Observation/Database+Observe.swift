@@ -124,10 +124,22 @@ extension SQLite.Database {
         }
     }
 
-    /// Every column of a model's table.
+    /// Every column of a model's table, and of the tables its relationships load from (related
+    /// models' tables and link tables, all the way down the graph).
     func modelRegion<T: Model>(_ type: T.Type) throws -> DatabaseRegion {
         var region = DatabaseRegion()
-        region.insert(table: try ModelReflection.of(T.self).table, column: nil)
+        try Self.insertGraph(of: T.self, into: &region)
         return region
+    }
+
+    private static func insertGraph<T: Model>(of type: T.Type, into region: inout DatabaseRegion) throws {
+        let schema = try ModelReflection.of(T.self)
+        region.insert(table: schema.table, column: nil)
+        for relationship in schema.relationships {
+            if relationship.isToMany { region.insert(table: relationship.linkTable, column: nil) }
+            // Reflection refuses graphs with cycles, so this ends.
+            func insertTarget<Target: Model>(_ target: Target.Type) throws { try insertGraph(of: Target.self, into: &region) }
+            try insertTarget(relationship.target)
+        }
     }
 }

@@ -325,3 +325,30 @@ struct DeepRelationshipTests {
         #expect(try db.get(Tour.self).first?.stops.first?.city?.name == "Paris")
     }
 }
+
+/// Live queries of models with relationships see changes to the related tables too.
+@Suite("Models: observing relationships")
+struct ObservedRelationshipTests {
+    @Test func aRenamedActorOrAChangedCastRefreshesTheMovies() async throws {
+        let db = try TestDatabases.file("relationships-observed")
+        let movies = try JSONDecoder().decode([Cinema.Movie].self, from: Cinema.feed)
+        try await db.save(movies)
+        let observed = Collected(db.observe(Filter<Cinema.Movie>().sort(by: \.title)))
+        await observed.wait { $0.count == 1 }
+        // Only the Actor table changes: the movies are read again.
+        try await db.save(Cinema.Actor(id: "keanu", name: "K. Reeves"))
+        await observed.wait { $0.last?.first?.cast.first?.name == "K. Reeves" }
+        // Only the link table changes.
+        var toyStory = movies[2]
+        toyStory.cast.append(Cinema.Actor(id: "tim", name: "Tim Allen"))
+        try await db.save(toyStory)
+        await observed.wait { $0.last?.last?.cast.map(\.id) == ["tom", "tim"] }
+        // One movie, by id, too.
+        let one = Collected(db.observe(Cinema.Movie.self, id: movies[1].id))
+        await one.wait { $0.count == 1 }
+        try await db.save(Cinema.Actor(id: "willem", name: "W. Dafoe"))
+        await one.wait { $0.last??.cast.last?.name == "W. Dafoe" }
+        observed.stop()
+        one.stop()
+    }
+}
