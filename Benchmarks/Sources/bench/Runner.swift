@@ -35,6 +35,8 @@ struct Settings {
     var observationOnly = false
     /// Run only scenario G (relationships).
     var relationshipsOnly = false
+    /// Run only the scaling runs of A and B.
+    var scalingOnly = false
     /// Profile only F's write throughput with this many observers.
     var profiledObservers: Int?
 
@@ -60,6 +62,7 @@ struct Settings {
                 contenderNames.insert(name)
             case "--observation": observationOnly = true
             case "--relationships": relationshipsOnly = true
+            case "--scaling": scalingOnly = true
             case "--observers":
                 observationOnly = true
                 guard let text = iterator.next(), let count = Int(text), count >= 0 else {
@@ -72,7 +75,7 @@ struct Settings {
                 }
                 kinds = [kind]
             default:
-                throw BenchmarkError.verification("unknown option \(argument); use --quick, --rows N, --lookups N, --repetitions N, --only file|memory, --contender NAME, --observation, --relationships")
+                throw BenchmarkError.verification("unknown option \(argument); use --quick, --rows N, --lookups N, --repetitions N, --only file|memory, --contender NAME, --observation, --relationships, --scaling")
             }
         }
     }

@@ -7,7 +7,8 @@ import GRDBSQLite
 //   swift run -c release --package-path Benchmarks bench --quick    smoke run (10,000 items)
 //
 // Options: --rows N, --lookups N, --repetitions N, --only file|memory, --contender NAME (repeatable),
-//          --observation (only scenario F, live queries), --relationships (only scenario G)
+//          --observation (only scenario F, live queries), --relationships (only scenario G),
+//          --scaling (only A and B at 10,000, 100,000 and 1,000,000 rows)
 
 var settings = Settings()
 do {
@@ -27,6 +28,10 @@ let contenders: [ContenderKind] = [
 ]
 
 do {
+    if settings.scalingOnly {
+        print(try ScalingBenchmark(settings: settings, contenders: contenders).run())
+        exit(0)
+    }
     if settings.relationshipsOnly {
         print(try RelationshipBenchmark(settings: settings).run())
         exit(0)
