@@ -69,7 +69,10 @@ struct ColumnReference: Hashable, Sendable {
             guard let full = prefix.map({ $0.appending(path: field.keyPath) }) ?? field.keyPath else { continue }
             let path = names + [field.name]
             if full == target { return (path, field.type, containers) }
-            if StorageType.of(field.type) == (.untyped, false) { candidates.append((full, path, field.type)) }
+            // Nested values are JSON; a related model is another table (see RelatedColumn).
+            if StorageType.of(field.type) == (.untyped, false), !(field.type is any Model.Type) {
+                candidates.append((full, path, field.type))
+            }
         }
         guard depth < 4 else { return nil }
         for (full, path, type) in candidates {
@@ -95,6 +98,10 @@ enum RelatedColumn {
         guard let start = components.firstIndex(where: { name in
             schema.relationships.contains { $0.name == name && !$0.isToMany }
         }), let relationship = schema.relationships.first(where: { $0.name == components[start] }) else { return nil }
+        // What comes before is the root type's name, never one of its properties
+        // (`\Movie.info.studio?.name` is not a path through `Movie.studio`).
+        let propertyNames = Set(schema.properties.map(\.name) + schema.relationships.map(\.name))
+        guard components[..<start].allSatisfy({ !propertyNames.contains($0) }) else { return nil }
         let names = Array(components[(start + 1)...])
         guard let first = names.first,
               let fields = try? ModelReflection.storedFields(ofType: relationship.target),

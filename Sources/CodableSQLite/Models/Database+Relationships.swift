@@ -53,6 +53,8 @@ extension SQLite.Database {
                     }
                 }
             } else {
+                // A to-one added to a model whose table has no column for it yet: nothing is linked.
+                guard owner.columns.contains(where: { $0.name == relationship.name }) else { return result }
                 let ownerName = SQLName.quoted(owner.schema.table)
                 targetIDs = "SELECT \(SQLName.quoted(relationship.name)) FROM \(ownerName)" + (ids.map { " WHERE \"id\" IN (\($0))" } ?? "")
             }
@@ -76,16 +78,19 @@ extension SQLite.Database {
         _ value: T, table: ModelTable, on connection: RawConnection, elementIndex: Int?, saved: inout SavedValues
     ) throws -> T {
         var relatedByKey: [String: [any Model]] = [:]
-        // Whether a related value (or this one) gets its id now: the saved value differs from `value`.
-        var assignsIDs = table.schema.assignsID && isNilOptional(value.id)
+        // Whether this value or a related one gets its id now, so the saved value differs from `value`
+        // (anywhere below it: `saved` counts the ids assigned during this call).
+        let assignedBefore = saved.assignedIDs
         for relationship in table.schema.relationships {
             var savedRelated: [any Model] = []
             for related in relationship.related(value) {
-                if !assignsIDs && isNilOptional(related.id) { assignsIDs = true }
                 savedRelated.append(try saveRelated(related, on: connection, saved: &saved))
             }
             relatedByKey[relationship.name] = savedRelated
         }
+        let assignsOwnID = table.schema.assignsID && isNilOptional(value.id)
+        if assignsOwnID { saved.assignedIDs += 1 }
+        let assignsIDs = assignsOwnID || saved.assignedIDs > assignedBefore
         let relationships = table.schema.relationships
         let overrides = RowOverrides(
             keys: Set(relationships.map(\.name)),
@@ -127,14 +132,19 @@ extension SQLite.Database {
             let key: SavedValues.Key?
             if isNilOptional(value.id) {
                 key = nil
+                // Counted here for values without relationships; saveGraph counts its own.
             } else {
                 key = SavedValues.Key(type: ObjectIdentifier(Target.self), id: try ValueEncoder.value(for: value.id, at: .root, options: EncodingOptions()))
             }
             if let key, let done = saved.values[key] { return done }
             let table = try tableForWriting(Target.self, sample: value)
-            let result = table.schema.relationships.isEmpty
-                ? try saveRow(value, in: table, on: connection, elementIndex: nil)
-                : try saveGraph(value, table: table, on: connection, elementIndex: nil, saved: &saved)
+            let result: Target
+            if table.schema.relationships.isEmpty {
+                if table.schema.assignsID && isNilOptional(value.id) { saved.assignedIDs += 1 }
+                result = try saveRow(value, in: table, on: connection, elementIndex: nil)
+            } else {
+                result = try saveGraph(value, table: table, on: connection, elementIndex: nil, saved: &saved)
+            }
             if let key { saved.values[key] = result }
             return result
         }
@@ -182,6 +192,7 @@ extension SQLite.Database {
                     guard table.linkTables.contains(relationship.linkTable) else { continue }
                     sql = "SELECT \"target\" FROM \(SQLName.quoted(relationship.linkTable)) WHERE \"owner\" IN \(list)"
                 } else {
+                    guard table.columns.contains(where: { $0.name == relationship.name }) else { continue }
                     let column = SQLName.quoted(relationship.name)
                     sql = "SELECT \(column) FROM \(name) WHERE \"id\" IN \(list) AND \(column) IS NOT NULL"
                 }
@@ -279,6 +290,9 @@ struct SavedValues {
     }
 
     var values: [Key: any Model] = [:]
+    /// How many ids were assigned so far: a value whose related values (at any depth) got ids
+    /// must be read back to carry them.
+    var assignedIDs = 0
 }
 
 /// The id of a model value, as stored.

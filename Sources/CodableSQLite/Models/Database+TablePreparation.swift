@@ -30,7 +30,10 @@ extension SQLite.Database {
             try prepare(relationship.target)
         }
         guard let sample else {
-            return try prepareTable(schema, columns: schema.properties, indexes: try ModelTable.createIndexes(for: T.self, schema: schema))
+            // Not recorded as writable: the first save of a value prepares it again with that value
+            // as the sample, which checks its coding keys.
+            return try prepareTable(
+                schema, columns: schema.properties, indexes: try ModelTable.createIndexes(for: T.self, schema: schema), isWritable: false)
         }
         let (keys, isKeyed) = try KeyDiscovery.keys(of: sample)
         guard isKeyed else {
@@ -50,11 +53,13 @@ extension SQLite.Database {
             throw ModelError(.unsupportedModel, T.self, "does not encode its `id`, so its rows could not be found again; add id to its CodingKeys")
         }
         NestedKeys.learn(from: sample)
-        return try prepareTable(schema, columns: columns, indexes: try ModelTable.createIndexes(for: T.self, schema: schema))
+        return try prepareTable(schema, columns: columns, indexes: try ModelTable.createIndexes(for: T.self, schema: schema), isWritable: true)
     }
 
     /// Creates or evolves the table, and the link tables of its to-many relationships.
-    private func prepareTable(_ schema: ModelReflection, columns: [ModelReflection.Property], indexes: [String]) throws -> ModelTable {
+    private func prepareTable(
+        _ schema: ModelReflection, columns: [ModelReflection.Property], indexes: [String], isWritable: Bool
+    ) throws -> ModelTable {
         try withWriter { connection in
             if let table = models.table(for: schema.modelType, includingUncommitted: true), table.isWritable { return table }
             try connection.inTransaction {
@@ -76,7 +81,7 @@ extension SQLite.Database {
                 }
             }
             let table = ModelTable(
-                schema: schema, columns: columns, isWritable: true,
+                schema: schema, columns: columns, isWritable: isWritable,
                 linkTables: Set(schema.relationships.filter(\.isToMany).map(\.linkTable)))
             models.set(table, committed: connection.isAutocommit)
             return table

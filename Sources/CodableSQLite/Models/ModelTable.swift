@@ -33,7 +33,8 @@ final class ModelTable: Sendable {
             .map { "\(SQLName.quoted($0.name)) = excluded.\(SQLName.quoted($0.name))" }
         upsert = "INSERT INTO \(table) (\(names.joined(separator: ", "))) VALUES ("
             + columns.map { ":" + $0.name }.joined(separator: ", ") + ") ON CONFLICT (\(id)) DO "
-            + (updates.isEmpty ? "NOTHING" : "UPDATE SET " + updates.joined(separator: ", "))
+            // With only an id, still an update, so that RETURNING returns the row.
+            + "UPDATE SET " + (updates.isEmpty ? "\(id) = excluded.\(id)" : updates.joined(separator: ", "))
         upsertReturning = upsert + " RETURNING " + names.joined(separator: ", ")
     }
 

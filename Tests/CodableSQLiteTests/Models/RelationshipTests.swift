@@ -352,3 +352,52 @@ struct ObservedRelationshipTests {
         one.stop()
     }
 }
+
+/// Cases a review found: ids assigned deep down, id-only owners, non-optional to-one filters,
+/// a to-one added to an existing table.
+@Suite("Models: relationship edge cases")
+struct RelationshipEdgeCaseTests {
+    typealias Country = DeepRelationshipTests.Country
+    typealias City = DeepRelationshipTests.City
+    typealias Stop = DeepRelationshipTests.Stop
+    typealias Tour = DeepRelationshipTests.Tour
+
+    struct Song: Codable, Model, Hashable { var id: Int64?; var title: String }
+    struct Playlist: Codable, Model, Hashable { var id: Int64?; var songs: [Song] }
+
+    @Test func anIDAssignedTwoLevelsDownIsInTheReturnedValue() throws {
+        let db = try TestDatabases.memory()
+        let saved = try db.save(Tour(id: 1, name: "t", stops: [Stop(id: 5, city: City(id: nil, name: "Paris", country: Country(id: "fr", name: "France")), note: "")]))
+        let cityID = try #require(saved.stops.first?.city?.id)
+        #expect(try db.get(City.self, id: cityID)?.name == "Paris")
+        // Saving the returned value again adds no city.
+        try db.save(saved)
+        #expect(try db.count(City.self) == 1)
+    }
+
+    @Test func anOwnerWithOnlyAnIDAndAToManySavesAgain() throws {
+        let db = try TestDatabases.memory()
+        var playlist = try db.save(Playlist(id: nil, songs: [Song(id: nil, title: "a")]))
+        playlist.songs.append(Song(id: nil, title: "b"))
+        let again = try db.save(playlist)
+        #expect(again.songs.allSatisfy { $0.id != nil })
+        #expect(try db.get(Playlist.self).first?.songs.map(\.title) == ["a", "b"])
+    }
+
+    @Test func filtersThroughANonOptionalToOne() throws {
+        let db = try TestDatabases.memory()
+        let france = Country(id: "fr", name: "France")
+        try db.save([City(id: nil, name: "Paris", country: france), City(id: nil, name: "Rome", country: Country(id: "it", name: "Italy"))])
+        #expect(try db.get(with: Filter(\City.country.name, is: .equal(to: "Italy"))).map(\.name) == ["Rome"])
+        #expect(try db.count(with: Filter(\City.country.id, is: .equal(to: "fr"))) == 1)
+    }
+
+    @Test func aToOneAddedToAnExistingTableReadsAsNil() throws {
+        let db = try TestDatabases.memory()
+        try db.execute(raw: "CREATE TABLE \"Stop\" (\"id\" INTEGER PRIMARY KEY, \"note\" TEXT NOT NULL); INSERT INTO \"Stop\" VALUES (1, 'old');")
+        #expect(try db.get(Stop.self).map(\.note) == ["old"])
+        #expect(try db.get(Stop.self).first?.city == nil)
+        try db.save(Stop(id: 2, city: City(id: nil, name: "Nice", country: Country(id: "fr", name: "France")), note: "new"))
+        #expect(try db.get(Stop.self, id: 2)?.city?.name == "Nice")
+    }
+}
