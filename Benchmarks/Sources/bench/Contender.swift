@@ -23,6 +23,8 @@ struct ContenderKind {
     let isOurs: Bool
     /// Scenario E: the model API, compared with the Encoder/Decoder path.
     var isModels = false
+    /// The limit contender: hand-written code storing CodableSQLite's bytes.
+    var isLimit = false
 }
 
 enum BenchmarkError: Error, CustomStringConvertible {

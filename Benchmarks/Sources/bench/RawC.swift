@@ -11,16 +11,7 @@ final class RawC: Contender {
     private let jsonDecoder = JSONDecoder()
 
     init(path: String) throws {
-        var handle: OpaquePointer?
-        guard sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil) == SQLITE_OK,
-              let handle
-        else { throw BenchmarkError.sqlite("cannot open \(path)") }
-        db = handle
-        if path != ":memory:" {
-            try exec("PRAGMA journal_mode = WAL")
-            try exec("PRAGMA synchronous = NORMAL")
-        }
-        try exec(Item.createTable)
+        db = try openItemDatabase(path)
     }
 
     deinit {
@@ -154,4 +145,22 @@ final class RawC: Contender {
         }
         try exec("COMMIT")
     }
+}
+
+/// Opens a database for the C contenders: WAL and synchronous=NORMAL for files, the `item` table.
+func openItemDatabase(_ path: String) throws -> OpaquePointer {
+    var opened: OpaquePointer?
+    guard sqlite3_open_v2(path, &opened, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil) == SQLITE_OK,
+          let handle = opened
+    else {
+        sqlite3_close_v2(opened)
+        throw BenchmarkError.sqlite("cannot open \(path)")
+    }
+    let setup = (path == ":memory:" ? [] : ["PRAGMA journal_mode = WAL", "PRAGMA synchronous = NORMAL"]) + [Item.createTable]
+    for sql in setup where sqlite3_exec(handle, sql, nil, nil, nil) != SQLITE_OK {
+        let message = String(cString: sqlite3_errmsg(handle))
+        sqlite3_close_v2(handle)
+        throw BenchmarkError.sqlite(message)
+    }
+    return handle
 }

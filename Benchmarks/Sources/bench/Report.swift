@@ -23,7 +23,8 @@ struct Report: CustomStringConvertible {
         return sorted.isEmpty ? nil : sorted[sorted.count / 2]
     }
 
-    private var baseline: String { contenders.first(where: \.isBaseline)?.name ?? "raw C" }
+    private var baseline: String { contenders.first(where: \.isBaseline)?.name ?? "raw C with Foundation" }
+    private var limit: String? { contenders.first(where: \.isLimit)?.name }
     private var ours: String { contenders.first(where: \.isOurs)?.name ?? "CodableSQLite" }
     private var models: String? { contenders.first(where: \.isModels)?.name }
 
@@ -44,13 +45,14 @@ struct Report: CustomStringConvertible {
             lines.append("")
             lines.append(kind == .file ? "file database (WAL, synchronous=NORMAL)" : "in-memory database (:memory:)")
             lines.append("  " + "contender".padding(toLength: nameWidth, withPad: " ", startingAt: 0)
-                + "        min     median   vs raw C")
+                + "        min     median   vs raw C  vs limit")
             for scenario in Scenario.allCases {
                 lines.append(scenario.title(settings))
                 for contender in contenders {
                     let key = Runner.Key(kind: kind, scenario: scenario, contender: contender.name)
                     guard let values = times[key], let minimum = values.min(), let middle = median(values) else { continue }
-                    let ratioText = ratio(key).map { String(format: "%8.2fx", $0) } ?? ""
+                    let ratioText = (ratio(key).map { String(format: "%8.2fx", $0) } ?? "         ")
+                        + (limit.flatMap { ratio(key, to: $0) }.map { String(format: "%9.2fx", $0) } ?? "")
                     lines.append("  " + contender.name.padding(toLength: nameWidth, withPad: " ", startingAt: 0)
                         + String(format: " %9.3fs %9.3fs", minimum, middle) + ratioText)
                 }
@@ -62,8 +64,10 @@ struct Report: CustomStringConvertible {
             for contender in contenders {
                 guard let peak = peaks[contender.name].flatMap(median) else { continue }
                 let change = Double(peak - reference) / Double(reference) * 100
+                let limitPeak = limit.flatMap { peaks[$0] }.flatMap(median)
+                let versusLimit = limitPeak.map { String(format: "   %.2fx the limit", Double(peak) / Double(max($0, 1))) } ?? ""
                 lines.append("  " + contender.name.padding(toLength: nameWidth, withPad: " ", startingAt: 0)
-                    + String(format: " %8.1f MB  %+6.1f%% vs raw C", Double(peak) / 1024, change))
+                    + String(format: " %8.1f MB  %+6.1f%% vs raw C", Double(peak) / 1024, change) + versusLimit)
             }
         }
         if let models {
@@ -92,6 +96,16 @@ struct Report: CustomStringConvertible {
         if let worst {
             lines.append(String(format: "worst ratio vs raw C: %.2fx", worst.ratio)
                 + " (\(worst.key.kind.rawValue) \(worst.key.scenario.title(settings)))")
+        }
+        if let limit {
+            var worstLimit: (ratio: Double, key: Runner.Key)?
+            for (key, _) in times where key.contender == ours {
+                if let value = ratio(key, to: limit), value > (worstLimit?.ratio ?? 0) { worstLimit = (value, key) }
+            }
+            if let worstLimit {
+                lines.append(String(format: "worst ratio vs limit: %.2fx", worstLimit.ratio)
+                    + " (\(worstLimit.key.kind.rawValue) \(worstLimit.key.scenario.title(settings)))")
+            }
         }
         return lines.joined(separator: "\n")
     }

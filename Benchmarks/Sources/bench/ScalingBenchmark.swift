@@ -11,7 +11,7 @@ struct ScalingBenchmark {
 
     init(settings: Settings, contenders: [ContenderKind]) {
         sizes = settings.rows < 100_000 ? [1_000, 10_000, 100_000] : [10_000, 100_000, 1_000_000]
-        let names: Set<String> = ["raw C", "CodableSQLite", "CodableSQLite models", "GRDB Codable"]
+        let names: Set<String> = ["limit", "raw C with Foundation", "CodableSQLite", "CodableSQLite models", "GRDB Codable"]
         self.contenders = contenders.filter { names.contains($0.name) }
     }
 

@@ -1,0 +1,352 @@
+import Foundation
+import GRDBSQLite
+
+private let transient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
+
+/// The limit: SQLite's C API by hand, storing exactly the bytes CodableSQLite stores (dates as
+/// `YYYY-MM-DD HH:MM:SS[.fraction]` UTC text, UUIDs as upper-case text, tags as compact JSON text)
+/// with hand-written formatting and parsing: no Foundation formatters, no JSON coders, no
+/// `UUID(uuidString:)`. Statements are prepared once. `selfCheck()` proves the bytes are
+/// CodableSQLite's.
+final class LimitC: Contender {
+    private let db: OpaquePointer
+    private var insertStatement: OpaquePointer?
+    private var updateStatement: OpaquePointer?
+    private var selectAllStatement: OpaquePointer?
+    private var selectOneStatement: OpaquePointer?
+
+    init(path: String) throws {
+        db = try openItemDatabase(path)
+        insertStatement = try prepare(
+            "INSERT INTO item (id, title, note, dueDate, isCompleted, priority, score, uuid, tags, createdAt) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)")
+        updateStatement = try prepare("""
+            UPDATE item SET title = ?2, note = ?3, dueDate = ?4, isCompleted = ?5, priority = ?6, score = ?7,
+                uuid = ?8, tags = ?9, createdAt = ?10 WHERE id = ?1
+            """)
+        selectAllStatement = try prepare(Item.selectAll)
+        selectOneStatement = try prepare(Item.selectOne.replacingOccurrences(of: ":id", with: "?1"))
+    }
+
+    deinit {
+        for statement in [insertStatement, updateStatement, selectAllStatement, selectOneStatement] { sqlite3_finalize(statement) }
+        sqlite3_close_v2(db)
+    }
+
+    private func exec(_ sql: String) throws {
+        guard sqlite3_exec(db, sql, nil, nil, nil) == SQLITE_OK else { throw BenchmarkError.sqlite(String(cString: sqlite3_errmsg(db))) }
+    }
+
+    private func prepare(_ sql: String) throws -> OpaquePointer {
+        var statement: OpaquePointer?
+        guard sqlite3_prepare_v2(db, sql, -1, &statement, nil) == SQLITE_OK, let statement else {
+            throw BenchmarkError.sqlite(String(cString: sqlite3_errmsg(db)))
+        }
+        return statement
+    }
+
+    private func bindBytes(_ statement: OpaquePointer, _ index: Int32, _ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { buffer in
+            _ = sqlite3_bind_text(statement, index, buffer.baseAddress?.assumingMemoryBound(to: CChar.self), Int32(buffer.count), transient)
+        }
+    }
+
+    private func bindText(_ statement: OpaquePointer, _ index: Int32, _ text: String) {
+        var text = text
+        text.withUTF8 { bytes in _ = sqlite3_bind_text(statement, index, bytes.baseAddress, Int32(bytes.count), transient) }
+    }
+
+    private func bind(_ item: Item, to statement: OpaquePointer) throws {
+        sqlite3_bind_int64(statement, 1, item.id)
+        bindText(statement, 2, item.title)
+        if let note = item.note { bindText(statement, 3, note) } else { sqlite3_bind_null(statement, 3) }
+        if let dueDate = item.dueDate { bindBytes(statement, 4, try HandFormat.date(dueDate)) } else { sqlite3_bind_null(statement, 4) }
+        sqlite3_bind_int64(statement, 5, item.isCompleted ? 1 : 0)
+        sqlite3_bind_int64(statement, 6, Int64(item.priority))
+        sqlite3_bind_double(statement, 7, item.score)
+        bindBytes(statement, 8, HandFormat.uuid(item.uuid))
+        bindBytes(statement, 9, HandFormat.json(item.tags))
+        bindBytes(statement, 10, try HandFormat.date(item.createdAt))
+    }
+
+    private func bytes(_ statement: OpaquePointer, _ column: Int32) -> UnsafeBufferPointer<UInt8> {
+        UnsafeBufferPointer(start: sqlite3_column_text(statement, column), count: Int(sqlite3_column_bytes(statement, column)))
+    }
+
+    private func readItem(_ statement: OpaquePointer) throws -> Item {
+        Item(
+            id: sqlite3_column_int64(statement, 0),
+            title: String(decoding: bytes(statement, 1), as: UTF8.self),
+            note: sqlite3_column_type(statement, 2) == SQLITE_NULL ? nil : String(decoding: bytes(statement, 2), as: UTF8.self),
+            dueDate: sqlite3_column_type(statement, 3) == SQLITE_NULL ? nil : try HandFormat.parseDate(bytes(statement, 3)),
+            isCompleted: sqlite3_column_int64(statement, 4) != 0,
+            priority: Int(sqlite3_column_int64(statement, 5)),
+            score: sqlite3_column_double(statement, 6),
+            uuid: try HandFormat.parseUUID(bytes(statement, 7)),
+            tags: try HandFormat.parseStrings(bytes(statement, 8)),
+            createdAt: try HandFormat.parseDate(bytes(statement, 9)))
+    }
+
+    private func write(_ items: [Item], with statement: OpaquePointer?) throws {
+        guard let statement else { throw BenchmarkError.sqlite("no statement") }
+        try exec("BEGIN")
+        for item in items {
+            try bind(item, to: statement)
+            guard sqlite3_step(statement) == SQLITE_DONE else { throw BenchmarkError.sqlite(String(cString: sqlite3_errmsg(db))) }
+            sqlite3_reset(statement)
+        }
+        try exec("COMMIT")
+    }
+
+    func insert(_ items: [Item]) throws { try write(items, with: insertStatement) }
+    func update(_ items: [Item]) throws { try write(items, with: updateStatement) }
+
+    func fetchAll() throws -> [Item] {
+        guard let statement = selectAllStatement else { return [] }
+        defer { sqlite3_reset(statement) }
+        var items: [Item] = []
+        while sqlite3_step(statement) == SQLITE_ROW { items.append(try readItem(statement)) }
+        return items
+    }
+
+    func fetch(ids: [Int64]) throws -> [Item] {
+        guard let statement = selectOneStatement else { return [] }
+        var items: [Item] = []
+        items.reserveCapacity(ids.count)
+        for id in ids {
+            sqlite3_bind_int64(statement, 1, id)
+            if sqlite3_step(statement) == SQLITE_ROW { items.append(try readItem(statement)) }
+            sqlite3_reset(statement)
+        }
+        return items
+    }
+
+    /// Writes the same items with CodableSQLite and with this contender, and compares every
+    /// column's type and bytes (`quote()`): the limit must store exactly what CodableSQLite stores.
+    static func selfCheck(items: [Item]) throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("codablesqlite-limit-check-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let ours = folder.appendingPathComponent("ours.sqlite").path
+        let limit = folder.appendingPathComponent("limit.sqlite").path
+        try autoreleasepool(invoking: {
+            try CodableSQLiteContender(path: ours).insert(items)
+            try LimitC(path: limit).insert(items)
+        })
+        func dump(_ path: String) throws -> [String] {
+            var handle: OpaquePointer?
+            guard sqlite3_open_v2(path, &handle, SQLITE_OPEN_READONLY, nil) == SQLITE_OK, let handle else { throw BenchmarkError.sqlite("cannot open \(path)") }
+            defer { sqlite3_close_v2(handle) }
+            var statement: OpaquePointer?
+            let columns = ["id", "title", "note", "dueDate", "isCompleted", "priority", "score", "uuid", "tags", "createdAt"]
+            let sql = "SELECT " + columns.map { "typeof(\($0)) || ':' || quote(\($0))" }.joined(separator: " || '|' || ") + " FROM item ORDER BY id"
+            guard sqlite3_prepare_v2(handle, sql, -1, &statement, nil) == SQLITE_OK, let statement else { throw BenchmarkError.sqlite("cannot read \(path)") }
+            defer { sqlite3_finalize(statement) }
+            var rows: [String] = []
+            while sqlite3_step(statement) == SQLITE_ROW { rows.append(String(cString: sqlite3_column_text(statement, 0))) }
+            return rows
+        }
+        let (expected, actual) = (try dump(ours), try dump(limit))
+        guard expected.count == items.count, expected == actual else {
+            let first = zip(expected, actual).first { $0 != $1 }
+            throw BenchmarkError.verification("the limit contender does not store CodableSQLite's bytes: \(first.map { "\($0.0) vs \($0.1)" } ?? "\(expected.count) vs \(actual.count) rows")")
+        }
+    }
+}
+
+/// Hand-written formatting and parsing of the stored forms.
+enum HandFormat {
+    private static let hex = Array("0123456789ABCDEF".utf8)
+    /// 2001-01-01 as days from 1970-01-01.
+    private static let referenceDay: Int64 = 11_323
+
+    /// `YYYY-MM-DD HH:MM:SS[.fraction]`: the fraction digits are those of the shortest decimal that
+    /// gives back the same `Double` (the standard library's `description`), trailing zeros removed.
+    static func date(_ date: Date) throws -> [UInt8] {
+        let interval = date.timeIntervalSinceReferenceDate
+        let text = Array(interval.description.utf8)
+        guard interval >= 0, interval < 1e15, !text.contains(UInt8(ascii: "e")) else {
+            throw BenchmarkError.verification("the limit contender only formats dates after 2001: \(date)")
+        }
+        var whole: Int64 = 0
+        var index = 0
+        while index < text.count, text[index] != UInt8(ascii: ".") {
+            whole = whole * 10 + Int64(text[index] - UInt8(ascii: "0"))
+            index += 1
+        }
+        var fraction = index < text.count ? Array(text[(index + 1)...]) : []
+        while fraction.last == UInt8(ascii: "0") { fraction.removeLast() }
+        let days = whole / 86_400
+        let second = whole % 86_400
+        let (year, month, day) = civil(days + referenceDay)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(20 + fraction.count)
+        func append(_ value: Int64, _ width: Int) {
+            var digits = [UInt8](repeating: UInt8(ascii: "0"), count: width)
+            var rest = value
+            for position in stride(from: width - 1, through: 0, by: -1) {
+                digits[position] = UInt8(ascii: "0") + UInt8(rest % 10)
+                rest /= 10
+            }
+            bytes += digits
+        }
+        append(year, 4); bytes.append(UInt8(ascii: "-")); append(month, 2); bytes.append(UInt8(ascii: "-")); append(day, 2)
+        bytes.append(UInt8(ascii: " "))
+        append(second / 3600, 2); bytes.append(UInt8(ascii: ":")); append(second / 60 % 60, 2); bytes.append(UInt8(ascii: ":")); append(second % 60, 2)
+        if !fraction.isEmpty { bytes.append(UInt8(ascii: ".")); bytes += fraction }
+        return bytes
+    }
+
+    static func parseDate(_ text: UnsafeBufferPointer<UInt8>) throws -> Date {
+        guard text.count >= 19 else { throw BenchmarkError.verification("bad date") }
+        func number(_ start: Int, _ count: Int) -> Int64 {
+            var value: Int64 = 0
+            for index in start..<(start + count) { value = value * 10 + Int64(text[index] &- UInt8(ascii: "0")) }
+            return value
+        }
+        let days = daysFromCivil(number(0, 4), number(5, 2), number(8, 2)) - referenceDay
+        let whole = days * 86_400 + number(11, 2) * 3600 + number(14, 2) * 60 + number(17, 2)
+        guard text.count > 20 else { return Date(timeIntervalSinceReferenceDate: Double(whole)) }
+        // whole.fraction, correctly rounded: an exact integer over an exact power of ten while the
+        // integer is exact in a Double, else the standard library's correctly rounded parser.
+        let digits = text.count - 20
+        if digits <= 15 {
+            var numerator = whole
+            var scale = 1.0
+            for index in 20..<text.count {
+                numerator = numerator * 10 + Int64(text[index] &- UInt8(ascii: "0"))
+                scale *= 10
+            }
+            if numerator <= 1 << 53 { return Date(timeIntervalSinceReferenceDate: Double(numerator) / scale) }
+        }
+        guard let seconds = Double(String(decoding: UnsafeBufferPointer(rebasing: text[11...]), as: UTF8.self)
+            .split(separator: ".").last.map { "\(whole)." + $0 } ?? "") else { throw BenchmarkError.verification("bad date") }
+        return Date(timeIntervalSinceReferenceDate: seconds)
+    }
+
+    static func uuid(_ uuid: UUID) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(36)
+        withUnsafeBytes(of: uuid.uuid) { raw in
+            for index in 0..<16 {
+                if index == 4 || index == 6 || index == 8 || index == 10 { bytes.append(UInt8(ascii: "-")) }
+                bytes.append(hex[Int(raw[index] >> 4)])
+                bytes.append(hex[Int(raw[index] & 0x0F)])
+            }
+        }
+        return bytes
+    }
+
+    static func parseUUID(_ text: UnsafeBufferPointer<UInt8>) throws -> UUID {
+        var raw = [UInt8](repeating: 0, count: 16)
+        var output = 0
+        var high: UInt8?
+        for byte in text where byte != UInt8(ascii: "-") {
+            let nibble: UInt8
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): nibble = byte - UInt8(ascii: "0")
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): nibble = byte - UInt8(ascii: "A") + 10
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): nibble = byte - UInt8(ascii: "a") + 10
+            default: throw BenchmarkError.verification("bad uuid")
+            }
+            if let first = high {
+                guard output < 16 else { throw BenchmarkError.verification("bad uuid") }
+                raw[output] = first << 4 | nibble
+                output += 1
+                high = nil
+            } else {
+                high = nibble
+            }
+        }
+        guard output == 16 else { throw BenchmarkError.verification("bad uuid") }
+        return UUID(uuid: (raw[0], raw[1], raw[2], raw[3], raw[4], raw[5], raw[6], raw[7],
+                           raw[8], raw[9], raw[10], raw[11], raw[12], raw[13], raw[14], raw[15]))
+    }
+
+    /// `["a","b"]`, escaping quotes, backslashes and control characters.
+    static func json(_ strings: [String]) -> [UInt8] {
+        var bytes: [UInt8] = [UInt8(ascii: "[")]
+        for (index, string) in strings.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            bytes.append(UInt8(ascii: "\""))
+            for byte in string.utf8 {
+                switch byte {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"): bytes += [UInt8(ascii: "\\"), byte]
+                case 0x0A: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "n")]
+                case 0x0D: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "r")]
+                case 0x09: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "t")]
+                case 0..<0x20: bytes += Array("\\u00".utf8) + [hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]]
+                default: bytes.append(byte)
+                }
+            }
+            bytes.append(UInt8(ascii: "\""))
+        }
+        bytes.append(UInt8(ascii: "]"))
+        return bytes
+    }
+
+    static func parseStrings(_ text: UnsafeBufferPointer<UInt8>) throws -> [String] {
+        var strings: [String] = []
+        var index = 0
+        func expect(_ byte: UInt8) throws {
+            guard index < text.count, text[index] == byte else { throw BenchmarkError.verification("bad JSON") }
+            index += 1
+        }
+        try expect(UInt8(ascii: "["))
+        if index < text.count, text[index] == UInt8(ascii: "]") { return [] }
+        while true {
+            try expect(UInt8(ascii: "\""))
+            var bytes: [UInt8] = []
+            while index < text.count, text[index] != UInt8(ascii: "\"") {
+                if text[index] == UInt8(ascii: "\\"), index + 1 < text.count {
+                    index += 1
+                    switch text[index] {
+                    case UInt8(ascii: "n"): bytes.append(0x0A)
+                    case UInt8(ascii: "r"): bytes.append(0x0D)
+                    case UInt8(ascii: "t"): bytes.append(0x09)
+                    case UInt8(ascii: "u"):
+                        guard index + 4 < text.count else { throw BenchmarkError.verification("bad JSON") }
+                        var scalar: UInt32 = 0
+                        for offset in 1...4 {
+                            let byte = text[index + offset]
+                            let digit: UInt32 = byte <= UInt8(ascii: "9") ? UInt32(byte - UInt8(ascii: "0")) : UInt32((byte | 0x20) - UInt8(ascii: "a") + 10)
+                            scalar = scalar << 4 | digit
+                        }
+                        index += 4
+                        bytes += Array(String(Character(Unicode.Scalar(scalar) ?? "?")).utf8)
+                    default: bytes.append(text[index])
+                    }
+                } else {
+                    bytes.append(text[index])
+                }
+                index += 1
+            }
+            try expect(UInt8(ascii: "\""))
+            strings.append(String(decoding: bytes, as: UTF8.self))
+            guard index < text.count else { throw BenchmarkError.verification("bad JSON") }
+            if text[index] == UInt8(ascii: "]") { return strings }
+            try expect(UInt8(ascii: ","))
+        }
+    }
+
+    private static func daysFromCivil(_ year: Int64, _ month: Int64, _ day: Int64) -> Int64 {
+        let y = month <= 2 ? year - 1 : year
+        let era = y / 400
+        let yearOfEra = y - era * 400
+        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
+        return era * 146_097 + yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear - 719_468
+    }
+
+    /// The civil-from-days algorithm also in the library's DateText: the limit is written
+    /// without CodableSQLite's code, on purpose.
+    private static func civil(_ days: Int64) -> (Int64, Int64, Int64) {
+        let z = days + 719_468
+        let era = z / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let monthIndex = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
+        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
+        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
+    }
+}
