@@ -162,6 +162,13 @@ final class Statement {
         }
     }
 
+    /// Steps through every row, collecting the first column's values.
+    func firstColumnValues() throws -> [SQLite.Value] {
+        var values: [SQLite.Value] = []
+        while try step() { values.append(value(at: 0)) }
+        return values
+    }
+
     /// Steps through every row, collecting them as dictionaries (the leftmost of duplicate names wins).
     func rows() throws -> [SQLiteRow] {
         var rows: [SQLiteRow] = []

@@ -70,7 +70,7 @@ struct ColumnReference: Hashable, Sendable {
             let path = names + [field.name]
             if full == target { return (path, field.type, containers) }
             // Nested values are JSON; a related model is another table (see RelatedColumn).
-            if StorageType.of(field.type) == (.untyped, false), !(field.type is any Model.Type) {
+            if StorageType.of(field.type) == (.untyped, false), Relationship.relatedModel(ofPropertyType: field.type) == nil {
                 candidates.append((full, path, field.type))
             }
         }
@@ -106,14 +106,9 @@ enum RelatedColumn {
         guard let first = names.first,
               let fields = try? ModelReflection.storedFields(ofType: relationship.target),
               let field = fields.first(where: { $0.name == first }),
-              !isRelationshipType(field.type) else { return nil }
+              Relationship.relatedModel(ofPropertyType: field.type) == nil else { return nil }
         // Nested properties of the related value are JSON inside its column, as for the model itself.
         let isDecimal = names.count == 1 && (field.type == Decimal.self || field.type == Decimal?.self)
         return (relationship, ColumnReference(column: first, jsonPath: Array(names.dropFirst()), isDecimal: isDecimal))
-    }
-
-    private static func isRelationshipType(_ type: Any.Type) -> Bool {
-        let (base, _) = unwrappedOptionalType(type)
-        return base is any Model.Type || base is any ModelArrayType.Type
     }
 }

@@ -216,9 +216,7 @@ extension SQLite.Database {
                 return try connection.inTransaction {
                     let ids = try connection.withStatement("SELECT \(id) FROM \(name)\(clauses)") { statement in
                         try statement.bind(arguments)
-                        var ids: [SQLite.Value] = []
-                        while try statement.step() { ids.append(statement.value(at: 0)) }
-                        return ids
+                        return try statement.firstColumnValues()
                     }
                     return try deleteGraph(T.self, table: table, ids: ids, on: connection)
                 }

@@ -62,9 +62,7 @@ extension SQLite.Database {
                 Target.self, table: targetTable, sql: targetTable.select + " WHERE \"id\" IN (\(targetIDs))",
                 arguments: boundArguments, ids: targetIDs, on: connection)
             result.byID.reserveCapacity(values.count)
-            for value in values {
-                result.byID[try ValueEncoder.value(for: value.id, at: .root, options: EncodingOptions())] = value
-            }
+            for value in values { result.byID[try storedID(of: value)] = value }
             return result
         }
         return try load(relationship.target)
@@ -78,8 +76,6 @@ extension SQLite.Database {
         _ value: T, table: ModelTable, on connection: RawConnection, elementIndex: Int?, saved: inout SavedValues
     ) throws -> T {
         var relatedByKey: [String: [any Model]] = [:]
-        // Whether this value or a related one gets its id now, so the saved value differs from `value`
-        // (anywhere below it: `saved` counts the ids assigned during this call).
         let assignedBefore = saved.assignedIDs
         for relationship in table.schema.relationships {
             var savedRelated: [any Model] = []
@@ -88,9 +84,9 @@ extension SQLite.Database {
             }
             relatedByKey[relationship.name] = savedRelated
         }
-        let assignsOwnID = table.schema.assignsID && isNilOptional(value.id)
-        if assignsOwnID { saved.assignedIDs += 1 }
-        let assignsIDs = assignsOwnID || saved.assignedIDs > assignedBefore
+        // Whether this value, or a related one at any depth, gets its id now: then the saved value
+        // differs from `value` and is read back.
+        let assignsIDs = (table.schema.assignsID && isNilOptional(value.id)) || saved.assignedIDs > assignedBefore
         let relationships = table.schema.relationships
         let overrides = RowOverrides(
             keys: Set(relationships.map(\.name)),
@@ -119,9 +115,9 @@ extension SQLite.Database {
             }
             return row
         }
-        let owner = try ValueEncoder.value(for: stored.id, at: .root, options: EncodingOptions())
+        let owner = try storedID(of: stored)
         for relationship in relationships where relationship.isToMany {
-            let targets = try (relatedByKey[relationship.name] ?? []).map(storedID(of:))
+            let targets = try (relatedByKey[relationship.name] ?? []).map { try storedID(of: $0) }
             try replaceLinks(relationship, owner: owner, targets: targets, on: connection)
         }
         return stored
@@ -129,22 +125,13 @@ extension SQLite.Database {
 
     private func saveRelated(_ value: any Model, on connection: RawConnection, saved: inout SavedValues) throws -> any Model {
         func save<Target: Model>(_ value: Target) throws -> any Model {
-            let key: SavedValues.Key?
-            if isNilOptional(value.id) {
-                key = nil
-                // Counted here for values without relationships; saveGraph counts its own.
-            } else {
-                key = SavedValues.Key(type: ObjectIdentifier(Target.self), id: try ValueEncoder.value(for: value.id, at: .root, options: EncodingOptions()))
-            }
+            let key = isNilOptional(value.id) ? nil : SavedValues.Key(type: ObjectIdentifier(Target.self), id: try storedID(of: value))
             if let key, let done = saved.values[key] { return done }
             let table = try tableForWriting(Target.self, sample: value)
-            let result: Target
-            if table.schema.relationships.isEmpty {
-                if table.schema.assignsID && isNilOptional(value.id) { saved.assignedIDs += 1 }
-                result = try saveRow(value, in: table, on: connection, elementIndex: nil)
-            } else {
-                result = try saveGraph(value, table: table, on: connection, elementIndex: nil, saved: &saved)
-            }
+            if table.schema.assignsID && isNilOptional(value.id) { saved.assignedIDs += 1 }
+            let result = table.schema.relationships.isEmpty
+                ? try saveRow(value, in: table, on: connection, elementIndex: nil)
+                : try saveGraph(value, table: table, on: connection, elementIndex: nil, saved: &saved)
             if let key { saved.values[key] = result }
             return result
         }
@@ -156,9 +143,7 @@ extension SQLite.Database {
         let link = SQLName.quoted(relationship.linkTable)
         let current = try connection.withStatement("SELECT \"target\" FROM \(link) WHERE \"owner\" = ? ORDER BY \"position\"") { statement in
             try statement.bind([owner])
-            var targets: [SQLite.Value] = []
-            while try statement.step() { targets.append(statement.value(at: 0)) }
-            return targets
+            return try statement.firstColumnValues()
         }
         guard current != targets else { return }
         if !current.isEmpty {
@@ -185,7 +170,7 @@ extension SQLite.Database {
         let relationships = table.schema.relationships
         var cascades: [(Relationship, [SQLite.Value])] = []
         for chunk in ids.chunked(500) {
-            let list = "(" + Array(repeating: "?", count: chunk.count).joined(separator: ", ") + ")"
+            let list = Self.placeholders(chunk.count)
             for relationship in relationships where relationship.rule == .deny || relationship.rule == .cascade {
                 let sql: String
                 if relationship.isToMany {
@@ -198,9 +183,7 @@ extension SQLite.Database {
                 }
                 let related = try connection.withStatement(sql) { statement in
                     try statement.bind(Array(chunk))
-                    var values: [SQLite.Value] = []
-                    while try statement.step() { values.append(statement.value(at: 0)) }
-                    return values
+                    return try statement.firstColumnValues()
                 }
                 if relationship.rule == .deny, !related.isEmpty {
                     throw ModelError(.deleteDenied, T.self, """
@@ -214,7 +197,7 @@ extension SQLite.Database {
         }
         var deleted = 0
         for chunk in ids.chunked(500) {
-            let list = "(" + Array(repeating: "?", count: chunk.count).joined(separator: ", ") + ")"
+            let list = Self.placeholders(chunk.count)
             // The links go with the owner (also when foreign keys are off).
             for relationship in relationships where relationship.isToMany && table.linkTables.contains(relationship.linkTable) {
                 try connection.withStatement("DELETE FROM \(SQLName.quoted(relationship.linkTable)) WHERE \"owner\" IN \(list)") { statement in
@@ -237,6 +220,11 @@ extension SQLite.Database {
             try cascade(relationship.target)
         }
         return deleted
+    }
+
+    /// `(?, ?, …)` with `count` parameters.
+    private static func placeholders(_ count: Int) -> String {
+        "(" + Array(repeating: "?", count: count).joined(separator: ", ") + ")"
     }
 
     /// Runs `body`, turning a failed foreign key (a value others still refer to through a
@@ -295,12 +283,9 @@ struct SavedValues {
     var assignedIDs = 0
 }
 
-/// The id of a model value, as stored.
-func storedID(of value: any Model) throws -> SQLite.Value {
-    func open<M: Model>(_ value: M) throws -> SQLite.Value {
-        try ValueEncoder.value(for: value.id, at: .root, options: EncodingOptions())
-    }
-    return try open(value)
+/// The id of a model value, as stored (an `any Model` opens to its concrete type).
+func storedID<M: Model>(of value: M) throws -> SQLite.Value {
+    try ValueEncoder.value(for: value.id, at: .root, options: EncodingOptions())
 }
 
 /// The id of a model value, to encode.

@@ -73,9 +73,7 @@ extension SQLite.Database {
                 }
                 for index in indexes { try connection.execute(index) }
                 for relationship in schema.relationships where relationship.isToMany {
-                    let targetID = try ModelReflection.storedFields(ofType: relationship.target).first { $0.name == "id" }
-                    let storage = targetID.map { StorageType.of($0.type).0 } ?? .untyped
-                    for sql in ModelTable.createLinkTable(relationship, owner: schema, targetIDStorage: storage) {
+                    for sql in ModelTable.createLinkTable(relationship, owner: schema) {
                         try connection.execute(sql)
                     }
                 }

@@ -51,13 +51,8 @@ struct ModelReflection: @unchecked Sendable {  // immutable after creation; AnyK
             if let relationship = try Relationship.of(field, in: T.self) {
                 relationships.append(relationship)
                 guard case .toOne(let isOptional) = relationship.kind else { continue }
-                let targetFields = try storedFields(ofType: relationship.target)
-                guard let targetID = targetFields.first(where: { $0.name == "id" }) else {
-                    throw ModelError(.unsupportedModel, relationship.target, "has no stored property named `id`; a model needs one")
-                }
-                let (storage, _) = StorageType.of(targetID.type)
                 properties.append(Property(
-                    name: field.name, keyPath: field.keyPath, type: field.type, storage: storage, isOptional: isOptional,
+                    name: field.name, keyPath: field.keyPath, type: field.type, storage: relationship.targetIDStorage, isOptional: isOptional,
                     references: relationship.target.tableName))
                 continue
             }

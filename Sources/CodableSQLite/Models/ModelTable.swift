@@ -65,10 +65,10 @@ final class ModelTable: Sendable {
 
     /// The link table of a to-many relationship: one row per element, `position` keeping the
     /// array's order. Deleting the owner or the target removes the link.
-    static func createLinkTable(_ relationship: Relationship, owner: ModelReflection, targetIDStorage: StorageType) -> [String] {
+    static func createLinkTable(_ relationship: Relationship, owner: ModelReflection) -> [String] {
         let link = SQLName.quoted(relationship.linkTable)
         let ownerType = owner.id.storage == .untyped ? "" : " " + owner.id.storage.rawValue
-        let targetType = targetIDStorage == .untyped ? "" : " " + targetIDStorage.rawValue
+        let targetType = relationship.targetIDStorage == .untyped ? "" : " " + relationship.targetIDStorage.rawValue
         return [
             "CREATE TABLE IF NOT EXISTS \(link) ("
                 + "\"owner\"\(ownerType) NOT NULL REFERENCES \(SQLName.quoted(owner.table))(\"id\") ON DELETE CASCADE, "

@@ -61,28 +61,36 @@ struct Relationship: @unchecked Sendable {  // immutable; key paths, metatypes a
     let related: (Any) -> [any Model]
     /// The property's value made of related values: a to-one's value (or `nil`), a to-many's array.
     let makeValue: ([Any]) -> Any?
+    /// How the target's id is stored: the type of a to-one's column and of a link's `target`.
+    let targetIDStorage: StorageType
 
     var isToMany: Bool { kind == .toMany }
 
     /// `Movie.cast`, for messages.
     var qualifiedName: String { "\(owner).\(name)" }
 
+    /// The model a property of type `type` relates to (`Studio`, `Studio?`, `[Actor]`, `[Actor]?`),
+    /// or `nil` for an ordinary property: the one place that tells relationships apart.
+    static func relatedModel(ofPropertyType type: Any.Type) -> (model: any Model.Type, isToMany: Bool, isOptional: Bool)? {
+        let (base, isOptional) = unwrappedOptionalType(type)
+        if let model = base as? any Model.Type { return (model, false, isOptional) }
+        if let array = base as? any ModelArrayType.Type { return (array.modelElementType, true, isOptional) }
+        return nil
+    }
+
     /// The relationship a stored property is, or `nil` for an ordinary property.
     static func of<Root: Model>(_ field: ModelReflection.Field, in root: Root.Type) throws -> Relationship? {
-        let (base, isOptional) = unwrappedOptionalType(field.type)
-        if let target = base as? any Model.Type {
+        guard let (target, isToMany, isOptional) = relatedModel(ofPropertyType: field.type) else { return nil }
+        if !isToMany {
             return make(Root.self, target, field: field, kind: .toOne(isOptional: isOptional))
         }
-        if let array = base as? any ModelArrayType.Type {
-            if isOptional {
-                throw ModelError(.unsupportedModel, Root.self, """
-                    has the property `\(field.name)` of type \(field.type): an optional array of models. A to-many \
-                    relationship is an array, empty when nothing is linked; make it non-optional ([\(array.modelElementType)]).
-                    """)
-            }
-            return make(Root.self, array.modelElementType, field: field, kind: .toMany)
+        if isOptional {
+            throw ModelError(.unsupportedModel, Root.self, """
+                has the property `\(field.name)` of type \(field.type): an optional array of models. A to-many \
+                relationship is an array, empty when nothing is linked; make it non-optional ([\(target)]).
+                """)
         }
-        return nil
+        return make(Root.self, target, field: field, kind: .toMany)
     }
 
     private static func make<Root: Model, Target: Model>(
@@ -109,7 +117,8 @@ struct Relationship: @unchecked Sendable {  // immutable; key paths, metatypes a
         let rule = Root.deleteRules.first { $0.key == keyPath }?.value ?? .nullify
         return Relationship(
             name: field.name, keyPath: keyPath, kind: kind, target: Target.self, rule: rule, owner: Root.self,
-            linkTable: "\(Root.tableName).\(field.name)", related: related, makeValue: makeValue)
+            linkTable: "\(Root.tableName).\(field.name)", related: related, makeValue: makeValue,
+            targetIDStorage: StorageType.of(Target.ID.self).0)
     }
 
     /// Refuses a graph of types that leads back to a type on the same path (`Movie.cast: [Actor]`
@@ -118,15 +127,7 @@ struct Relationship: @unchecked Sendable {  // immutable; key paths, metatypes a
     static func checkForCycles(from root: Any.Type, path: [(type: Any.Type, property: String)] = []) throws {
         guard let fields = try? ModelReflection.storedFields(ofType: root) else { return }
         for field in fields {
-            let (base, _) = unwrappedOptionalType(field.type)
-            let target: Any.Type
-            if let model = base as? any Model.Type {
-                target = model
-            } else if let array = base as? any ModelArrayType.Type {
-                target = array.modelElementType
-            } else {
-                continue
-            }
+            guard let target = relatedModel(ofPropertyType: field.type)?.model else { continue }
             let step = (type: root, property: field.name)
             if target == root || path.contains(where: { $0.type == target }) {
                 let steps = (path + [step]).map { "\($0.type).\($0.property)" }.joined(separator: " → ")
