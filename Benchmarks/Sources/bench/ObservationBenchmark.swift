@@ -57,7 +57,7 @@ struct ObservationBenchmark {
     private func durability() throws -> String {
         var line = "durability: single-row transactions per second, WAL file"
         for setting in [SQLite.Database.Durability.processCrash, .powerLoss] {
-            var configuration = SQLite.Database.Configuration(path: temporaryPath("durability"))
+            var configuration = SQLite.Database.Configuration(path: temporaryDatabasePath("F-durability"))
             configuration.durability = setting
             let db = try SQLite.Database(configuration)
             try Self.setUp(db, items: [])
@@ -73,10 +73,6 @@ struct ObservationBenchmark {
     private func percentile(_ sorted: [Double], _ fraction: Double) -> Double {
         guard !sorted.isEmpty else { return 0 }
         return sorted[min(sorted.count - 1, Int(Double(sorted.count - 1) * fraction))]
-    }
-
-    private func temporaryPath(_ name: String) -> String {
-        FileManager.default.temporaryDirectory.appendingPathComponent("bench-F-\(name)-\(UUID().uuidString).sqlite").path
     }
 
     private func items(_ count: Int) -> [Item] {
@@ -106,7 +102,7 @@ struct ObservationBenchmark {
     // MARK: Latency
 
     private func latencyCodableSQLite() async throws -> [Double] {
-        let db = try SQLite.Database(path: temporaryPath("latency-ours"))
+        let db = try SQLite.Database(path: temporaryDatabasePath("F-latency-ours"))
         try Self.setUp(db, items: items(Self.listRows))
         let arrivals = Arrivals()
         let observer = Task {
@@ -121,7 +117,7 @@ struct ObservationBenchmark {
     }
 
     private func latencyGRDB() async throws -> [Double] {
-        let pool = try openPool(temporaryPath("latency-grdb"))
+        let pool = try openPool(temporaryDatabasePath("F-latency-grdb"))
         try await pool.write { db in for item in items(Self.listRows) { try item.insert(db) } }
         let arrivals = Arrivals()
         let observation = ValueObservation.tracking { db in try Item.fetchAll(db, sql: Item.selectAll) }
@@ -155,7 +151,7 @@ struct ObservationBenchmark {
     // MARK: Throughput
 
     private func throughputCodableSQLite(observers: Int) async throws -> Double {
-        let db = try SQLite.Database(path: temporaryPath("throughput-ours"))
+        let db = try SQLite.Database(path: temporaryDatabasePath("F-throughput-ours"))
         try Self.setUp(db, items: [])
         let arrivals = Arrivals()
         let tasks = (0..<observers).map { _ in
@@ -171,7 +167,7 @@ struct ObservationBenchmark {
     }
 
     private func throughputGRDB(observers: Int) async throws -> Double {
-        let pool = try openPool(temporaryPath("throughput-grdb"))
+        let pool = try openPool(temporaryDatabasePath("F-throughput-grdb"))
         let arrivals = Arrivals()
         let observation = ValueObservation.tracking { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM other") ?? -1 }
         let tasks = (0..<observers).map { _ in

@@ -18,40 +18,32 @@ struct RelationshipBenchmark {
         repetitions = 3
     }
 
-    /// The data set, the same for both contenders.
-    struct Source {
-        struct Movie {
-            let id: UUID
-            let title: String
-            let releaseDate: Date
-            let studio: Int?
-            let cast: [Int]
-            let tags: [String]
-        }
-
-        let movies: [Movie]
-
-        init(movies count: Int) {
-            var random = SplitMix(seed: 42)
-            movies = (0..<count).map { n in
-                Movie(
-                    id: UUID(uuid: random.uuidBytes()), title: "Movie \(n)", releaseDate: Date(timeIntervalSince1970: 946_684_800 + Double(n) * 3_600),
-                    studio: n % 4 == 0 ? nil : n % 100,
-                    cast: (0..<5).map { _ in Int(random.next() % UInt64(count * 2)) },
-                    tags: ["tag\(n % 5)", "genre\(n % 7)"])
+    /// The data set, the same for both contenders: CodableSQLite's values, which GRDB's records
+    /// are made from.
+    static func movies(count: Int) -> [Movie] {
+        var random = SplitMix(seed: 42)
+        return (0..<count).map { n in
+            let studio = n % 4 == 0 ? nil : Studio(id: Int64(n % 100 + 1), name: "Studio \(n % 100)")
+            let cast = (0..<5).map { _ in
+                let actor = random.next() % UInt64(count * 2)
+                return Actor(id: "actor\(actor)", name: "Actor \(actor)")
             }
+            return Movie(
+                id: UUID(uuid: random.uuidBytes()), title: "Movie \(n)",
+                releaseDate: Date(timeIntervalSince1970: 946_684_800 + Double(n) * 3_600),
+                studio: studio, cast: cast, tags: ["tag\(n % 5)", "genre\(n % 7)"])
         }
     }
 
     func run() throws -> String {
-        let source = Source(movies: movies)
+        let data = Self.movies(count: movies)
         var lines = ["", "G: relationships, \(movies) movies × 5 actors from a pool of \(movies * 2), studios from 100 (file database, WAL, median of \(repetitions))"]
         var results: [(String, save: Double, load: Double)] = []
         for (name, measure) in [("CodableSQLite models", measureCodableSQLite), ("GRDB associations", measureGRDB)] {
             var saves: [Double] = []
             var loads: [Double] = []
             for _ in 0..<repetitions {
-                let (save, load) = try measure(source)
+                let (save, load) = try measure(data)
                 saves.append(save)
                 loads.append(load)
             }
@@ -79,15 +71,10 @@ struct RelationshipBenchmark {
         var tags: [String]
     }
 
-    private func measureCodableSQLite(_ source: Source) throws -> (Double, Double) {
-        let path = temporaryPath("g-codablesqlite")
-        defer { removeDatabase(path) }
+    private func measureCodableSQLite(_ movies: [Movie]) throws -> (Double, Double) {
+        let path = temporaryDatabasePath("g-codablesqlite")
+        defer { removeDatabaseFiles(path) }
         let db = try SQLite.Database(path: path)
-        let movies = source.movies.map { movie in
-            Movie(id: movie.id, title: movie.title, releaseDate: movie.releaseDate,
-                  studio: movie.studio.map { Studio(id: Int64($0 + 1), name: "Studio \($0)") },
-                  cast: movie.cast.map { Actor(id: "actor\($0)", name: "Actor \($0)") }, tags: movie.tags)
-        }
         let saveStart = Date()
         try db.save(movies)
         let save = Date().timeIntervalSince(saveStart)
@@ -140,9 +127,9 @@ struct RelationshipBenchmark {
         var cast: [GActor]
     }
 
-    private func measureGRDB(_ source: Source) throws -> (Double, Double) {
-        let path = temporaryPath("g-grdb")
-        defer { removeDatabase(path) }
+    private func measureGRDB(_ movies: [Movie]) throws -> (Double, Double) {
+        let path = temporaryDatabasePath("g-grdb")
+        defer { removeDatabaseFiles(path) }
         var configuration = GRDB.Configuration()
         configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = NORMAL") }
         let pool = try DatabasePool(path: path, configuration: configuration)
@@ -159,20 +146,20 @@ struct RelationshipBenchmark {
         }
         let saveStart = Date()
         try pool.write { db in
-            var savedActors = Set<Int>()
-            var savedStudios = Set<Int>()
-            for movie in source.movies {
-                if let studio = movie.studio, savedStudios.insert(studio).inserted {
-                    try GStudio(id: Int64(studio + 1), name: "Studio \(studio)").upsert(db)
+            var savedActors = Set<String>()
+            var savedStudios = Set<Int64>()
+            for movie in movies {
+                if let studio = movie.studio, let id = studio.id, savedStudios.insert(id).inserted {
+                    try GStudio(id: id, name: studio.name).upsert(db)
                 }
-                for actor in movie.cast where savedActors.insert(actor).inserted {
-                    try GActor(id: "actor\(actor)", name: "Actor \(actor)").upsert(db)
+                for actor in movie.cast where savedActors.insert(actor.id).inserted {
+                    try GActor(id: actor.id, name: actor.name).upsert(db)
                 }
                 try GMovie(id: movie.id, title: movie.title, releaseDate: movie.releaseDate,
-                           studioId: movie.studio.map { Int64($0 + 1) }, tags: movie.tags).upsert(db)
+                           studioId: movie.studio?.id, tags: movie.tags).upsert(db)
                 try GCastLink.filter(Column("movieId") == movie.id).deleteAll(db)
                 for (position, actor) in movie.cast.enumerated() {
-                    try GCastLink(movieId: movie.id, position: position, actorId: "actor\(actor)").insert(db)
+                    try GCastLink(movieId: movie.id, position: position, actorId: actor.id).insert(db)
                 }
             }
         }
@@ -182,19 +169,9 @@ struct RelationshipBenchmark {
             try GMovie.including(optional: GMovie.studio).including(all: GMovie.cast).asRequest(of: GMovieInfo.self).fetchAll(db)
         }
         let load = Date().timeIntervalSince(loadStart)
-        guard loaded.count == source.movies.count, loaded.allSatisfy({ $0.cast.count == 5 }) else {
-            throw BenchmarkError.verification("G GRDB: loaded \(loaded.count) movies, not \(source.movies.count) with 5 actors each")
+        guard loaded.count == movies.count, loaded.allSatisfy({ $0.cast.count == 5 }) else {
+            throw BenchmarkError.verification("G GRDB: loaded \(loaded.count) movies, not \(movies.count) with 5 actors each")
         }
         return (save, load)
-    }
-
-    // MARK: Files
-
-    private func temporaryPath(_ name: String) -> String {
-        FileManager.default.temporaryDirectory.appendingPathComponent("bench-\(name)-\(UUID().uuidString).sqlite").path
-    }
-
-    private func removeDatabase(_ path: String) {
-        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
     }
 }

@@ -119,22 +119,19 @@ struct Runner {
                     let path = kind == .memory ? ":memory:" : folder.appendingPathComponent("\(contender.name)-\(repetition).sqlite").path
                     try autoreleasepool(invoking: {
                         let database = try contender.make(path)
-                        let insert = try measure { try database.insert(items) }
+                        let insert = try measureSeconds { try database.insert(items) }
 
-                        Memory.resetPeak()
-                        let residentBefore = Memory.kilobytes("VmRSS")
                         var fetched: [Item] = []
-                        let fetchAll = try measure { fetched = try database.fetchAll() }
-                        let peak = Memory.kilobytes("VmHWM").flatMap { peak in residentBefore.map { peak - $0 } }
+                        let (fetchAll, peak) = try Memory.measuringPeakGrowth { fetched = try database.fetchAll() }
                         try verify(fetched, expectedAll, "\(contender.name) B")
                         fetched = []
 
                         var found: [Item] = []
-                        let lookups = try measure { found = try database.fetch(ids: lookupIDs) }
+                        let lookups = try measureSeconds { found = try database.fetch(ids: lookupIDs) }
                         try verify(found, expectedLookups, "\(contender.name) C")
                         found = []
 
-                        let update = try measure { try database.update(updatedItems) }
+                        let update = try measureSeconds { try database.update(updatedItems) }
                         try verify(try database.fetchAll(), expectedUpdated, "\(contender.name) D")
 
                         if measured {
@@ -145,20 +142,12 @@ struct Runner {
                             if let peak, kind == .file { report.peaks[contender.name, default: []].append(peak) }
                         }
                     })
-                    if kind == .file {
-                        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
-                    }
+                    if kind == .file { removeDatabaseFiles(path) }
                 }
             }
             print(measured ? "repetition \(repetition - settings.warmups + 1)/\(settings.repetitions) done" : "warm-up done")
         }
         return report
-    }
-
-    private func measure(_ work: () throws -> Void) throws -> Double {
-        let start = DispatchTime.now().uptimeNanoseconds
-        try work()
-        return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
     }
 
     private func verify(_ items: [Item], _ expected: Checksum, _ what: String) throws {
@@ -175,8 +164,34 @@ struct Runner {
 func autoreleasepool<R>(invoking work: () throws -> R) rethrows -> R { try work() }
 #endif
 
+/// Seconds `work` takes.
+func measureSeconds(_ work: () throws -> Void) rethrows -> Double {
+    let start = DispatchTime.now().uptimeNanoseconds
+    try work()
+    return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+}
+
+/// A database file at a new path in the temporary folder.
+func temporaryDatabasePath(_ name: String) -> String {
+    FileManager.default.temporaryDirectory.appendingPathComponent("bench-\(name)-\(UUID().uuidString).sqlite").path
+}
+
+/// Removes a database file with its `-wal` and `-shm` files.
+func removeDatabaseFiles(_ path: String) {
+    for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+}
+
 /// Resident memory from /proc (Linux); `nil` elsewhere.
 enum Memory {
+    /// Seconds `work` takes, and how much the peak resident size grew meanwhile (kB; `nil` where
+    /// it cannot be read).
+    static func measuringPeakGrowth(_ work: () throws -> Void) rethrows -> (seconds: Double, peakKilobytes: Int?) {
+        resetPeak()
+        let residentBefore = kilobytes("VmRSS")
+        let seconds = try measureSeconds(work)
+        return (seconds, kilobytes("VmHWM").flatMap { peak in residentBefore.map { peak - $0 } })
+    }
+
     /// Returns freed memory to the system, then resets the peak resident size (VmHWM) to the current
     /// size, so the peak that follows measures what the next step allocates.
     static func resetPeak() {

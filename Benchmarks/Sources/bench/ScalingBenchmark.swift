@@ -34,12 +34,9 @@ struct ScalingBenchmark {
                 let path = folder.appendingPathComponent("\(contender.name)-\(size).sqlite").path
                 try autoreleasepool(invoking: {
                     let database = try contender.make(path)
-                    let insert = try measure { try database.insert(items) }
-                    Memory.resetPeak()
-                    let residentBefore = Memory.kilobytes("VmRSS")
+                    let insert = try measureSeconds { try database.insert(items) }
                     var fetched: [Item] = []
-                    let fetch = try measure { fetched = try database.fetchAll() }
-                    let peak = Memory.kilobytes("VmHWM").flatMap { peak in residentBefore.map { peak - $0 } }
+                    let (fetch, peak) = try Memory.measuringPeakGrowth { fetched = try database.fetchAll() }
                     var checksum = Checksum()
                     checksum.add(fetched)
                     guard checksum == expected else {
@@ -49,7 +46,7 @@ struct ScalingBenchmark {
                         insertPerRow: insert / Double(size), fetchPerRow: fetch / Double(size),
                         peakBytesPerRow: peak.map { Double($0) * 1024 / Double(size) })
                 })
-                for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+                removeDatabaseFiles(path)
             }
         }
         return report(results)
@@ -83,11 +80,5 @@ struct ScalingBenchmark {
 
     private func rightAligned(_ text: String, width: Int = 24) -> String {
         String(repeating: " ", count: max(2, width - text.count)) + text
-    }
-
-    private func measure(_ work: () throws -> Void) throws -> Double {
-        let start = DispatchTime.now().uptimeNanoseconds
-        try work()
-        return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
     }
 }
