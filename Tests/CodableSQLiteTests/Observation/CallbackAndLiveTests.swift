@@ -43,16 +43,16 @@ struct CallbackAndLiveTests {
         let db = try ModelFixtures.file()
         try await db.save(Person("Ann", age: 30))
         let live = db.live(Filter(\Person.age, is: .greater(than: 17)).sort(by: \.name))
-        await eventuallyOnMain { live.isLoaded }
+        await eventually { live.isLoaded }
         #expect(live.value.map(\.name) == ["Ann"])
         try await db.save(Person("Bob", age: 40))
-        await eventuallyOnMain { live.value.count == 2 }
+        await eventually { live.value.count == 2 }
         #expect(live.value.map(\.name) == ["Ann", "Bob"])
         #expect(live.error == nil)
         // Observation tracking sees the change.
         let changed = Locked(false)
         withObservationTracking { _ = live.value } onChange: { changed.withLock { $0 = true } }
         try await db.save(Person("Cid", age: 50))
-        await eventuallyOnMain { changed.withLock { $0 } }
+        await eventually { changed.withLock { $0 } }
     }
 }

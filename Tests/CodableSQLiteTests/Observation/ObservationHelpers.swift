@@ -29,27 +29,12 @@ final class Collected<Value: Sendable>: @unchecked Sendable {  // state is guard
     /// Waits until `condition` holds for the values received so far; fails the test after `seconds`.
     @discardableResult
     func wait(seconds: Double = 10, sourceLocation: SourceLocation = #_sourceLocation, until condition: ([Value]) -> Bool) async -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while !condition(values) {
-            if Date() > deadline {
-                Issue.record("timed out; received \(values)", sourceLocation: sourceLocation)
-                return false
-            }
-            try? await Task.sleep(nanoseconds: 2_000_000)
-        }
-        return true
+        await poll(seconds: seconds, sourceLocation: sourceLocation, failure: "timed out; received \(values)") { condition(values) }
     }
 
     /// Waits until the observation ended (error or cancellation).
     func waitForEnd(seconds: Double = 10, sourceLocation: SourceLocation = #_sourceLocation) async {
-        let deadline = Date().addingTimeInterval(seconds)
-        while !ended {
-            if Date() > deadline {
-                Issue.record("the observation did not end", sourceLocation: sourceLocation)
-                return
-            }
-            try? await Task.sleep(nanoseconds: 2_000_000)
-        }
+        await poll(seconds: seconds, sourceLocation: sourceLocation, failure: "the observation did not end") { ended }
     }
 
     func stop() {
@@ -61,27 +46,42 @@ final class Collected<Value: Sendable>: @unchecked Sendable {  // state is guard
     }
 }
 
-/// Waits until `condition` holds, polling; fails the test after `seconds`.
-func eventually(seconds: Double = 10, sourceLocation: SourceLocation = #_sourceLocation, _ condition: () -> Bool) async {
+/// Waits until `condition` holds, polling every 2 ms; records `failure` and returns `false` after
+/// `seconds`. Runs on the caller's actor, so conditions may read main-actor state.
+@discardableResult
+func poll(
+    isolation: isolated (any Actor)? = #isolation, seconds: Double = 10, sourceLocation: SourceLocation = #_sourceLocation,
+    failure: @autoclosure () -> String, _ condition: () -> Bool
+) async -> Bool {
     let deadline = Date().addingTimeInterval(seconds)
     while !condition() {
         if Date() > deadline {
-            Issue.record("condition not met in \(seconds) s", sourceLocation: sourceLocation)
-            return
+            Issue.record(Comment(rawValue: failure()), sourceLocation: sourceLocation)
+            return false
         }
         try? await Task.sleep(nanoseconds: 2_000_000)
     }
+    return true
 }
 
-/// ``eventually(seconds:sourceLocation:_:)`` for conditions on main-actor state.
-@MainActor
-func eventuallyOnMain(seconds: Double = 10, sourceLocation: SourceLocation = #_sourceLocation, _ condition: () -> Bool) async {
-    let deadline = Date().addingTimeInterval(seconds)
-    while !condition() {
-        if Date() > deadline {
-            Issue.record("condition not met in \(seconds) s", sourceLocation: sourceLocation)
-            return
-        }
-        try? await Task.sleep(nanoseconds: 2_000_000)
+/// Waits until `condition` holds, polling; fails the test after `seconds`.
+func eventually(
+    isolation: isolated (any Actor)? = #isolation, seconds: Double = 10, sourceLocation: SourceLocation = #_sourceLocation,
+    _ condition: () -> Bool
+) async {
+    await poll(seconds: seconds, sourceLocation: sourceLocation, failure: "condition not met in \(seconds) s", condition)
+}
+
+extension TestDatabases {
+    /// A WAL file with a `tasks` table holding `rows` (`(id, 'title', isCompleted), …`) and an
+    /// empty `other` table, for observation tests.
+    static func tasksAndOther(_ name: String, rows: String) throws -> SQLite.Database {
+        let db = try file(name)
+        try db.execute(raw: """
+            CREATE TABLE tasks (id INTEGER PRIMARY KEY, title TEXT NOT NULL, isCompleted INTEGER NOT NULL DEFAULT 0);
+            CREATE TABLE other (id INTEGER PRIMARY KEY, note TEXT);
+            INSERT INTO tasks VALUES \(rows);
+            """)
+        return db
     }
 }

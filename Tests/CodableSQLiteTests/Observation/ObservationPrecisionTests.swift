@@ -10,13 +10,7 @@ private struct Snapshot: Codable, Equatable, Sendable {
 @Suite("Observation: precision and lifetime")
 struct ObservationPrecisionTests {
     private func database() throws -> SQLite.Database {
-        let db = try TestDatabases.file("precision")
-        try db.execute(raw: """
-            CREATE TABLE tasks (id INTEGER PRIMARY KEY, title TEXT NOT NULL, isCompleted INTEGER NOT NULL DEFAULT 0);
-            CREATE TABLE other (id INTEGER PRIMARY KEY, note TEXT);
-            INSERT INTO tasks VALUES (1, 'a', 0), (2, 'b', 0);
-            """)
-        return db
+        try TestDatabases.tasksAndOther("precision", rows: "(1, 'a', 0), (2, 'b', 0)")
     }
 
     @Test func writesToOtherTablesAndColumnsDoNotReadAgain() async throws {

@@ -11,13 +11,7 @@ private struct TaskRow: Codable, Equatable, Sendable {
 @Suite("Observation: live queries")
 struct ObservationTests {
     private func tasks() throws -> SQLite.Database {
-        let db = try TestDatabases.file("observe")
-        try db.execute(raw: """
-            CREATE TABLE tasks (id INTEGER PRIMARY KEY, title TEXT NOT NULL, isCompleted INTEGER NOT NULL DEFAULT 0);
-            CREATE TABLE other (id INTEGER PRIMARY KEY, note TEXT);
-            INSERT INTO tasks VALUES (1, 'a', 0), (2, 'b', 1);
-            """)
-        return db
+        try TestDatabases.tasksAndOther("observe", rows: "(1, 'a', 0), (2, 'b', 1)")
     }
 
     @Test func firstTheCurrentValueThenOneValuePerCommit() async throws {
