@@ -2,7 +2,7 @@ import CodableSQLite
 import Foundation
 
 /// The task of the blog post "Encoding and decoding SQLite in Swift".
-struct Task: Codable, Equatable {
+struct Task: Codable, Equatable, Sendable {
     var id: String
     var title: String
     var dueDate: Date?
@@ -47,42 +47,22 @@ struct TodoError: Error, CustomStringConvertible {
     let description: String
 }
 
-/// The tasks in one database.
-struct TaskStore {
-    let database: SQLite.Database
-    let encoder: SQLite.Encoder
-    let decoder: SQLite.Decoder
+/// Where the tasks are kept: an SQLite file or a PostgreSQL server.
+protocol TaskStoring: Sendable {
+    /// Pending first, then by due date (undated last), then by title.
+    func all() async throws -> [Task]
+    func save(_ task: Task) async throws
+    func remove(_ task: Task) async throws
+    /// The tasks whose id starts with `prefix`.
+    func tasks(withIDPrefix prefix: String) async throws -> [Task]
+}
 
-    static var defaultPath: String { SQLite.Database.Configuration().path }
-
-    init(path: String?) throws {
-        do {
-            database = try path.map { try SQLite.Database(path: $0) } ?? SQLite.Database()
-            try database.execute(raw: Task.createTable)
-        } catch let error as SQLite.Error {
-            throw TodoError(description: "Cannot open the task database \(path ?? Self.defaultPath): \(error.message)")
-        }
-        encoder = SQLite.Encoder(database)
-        decoder = SQLite.Decoder(database)
-    }
-
-    func all() throws -> [Task] {
-        try decoder.decode([Task].self, using: Task.fetchAll)
-    }
-
-    func save(_ task: Task) throws {
-        try encoder.encode(task, using: Task.upsert)
-    }
-
-    func remove(_ task: Task) throws {
-        try database.write(Task.delete, arguments: ["id": .text(task.id)])
-    }
-
+extension TaskStoring {
     /// The one task whose id starts with `prefix` (case-insensitive).
-    func task(matching prefix: String) throws -> Task {
+    func task(matching prefix: String) async throws -> Task {
         let prefix = prefix.trimmingCharacters(in: .whitespaces).uppercased()
         guard !prefix.isEmpty else { throw TodoError(description: "Give a task id (see `todo list`).") }
-        let matches = try decoder.decode([Task].self, using: Task.fetchByPrefix, arguments: ["prefix": .text(prefix)])
+        let matches = try await tasks(withIDPrefix: prefix)
         switch matches.count {
         case 1:
             return matches[0]
@@ -92,5 +72,40 @@ struct TaskStore {
             let ids = matches.map { TaskTable.shortID($0.id) }.joined(separator: ", ")
             throw TodoError(description: "'\(prefix)' matches \(matches.count) tasks (\(ids)); type more of the id.")
         }
+    }
+}
+
+/// The tasks in one SQLite database, with the SQL of the blog post.
+struct TaskStore: TaskStoring {
+    let database: SQLite.Database
+    let encoder: SQLite.Encoder
+    let decoder: SQLite.Decoder
+
+    static var defaultPath: String { SQLite.Database.Configuration().path }
+
+    static func open(path: String?) async throws -> TaskStore {
+        do {
+            let database = try path.map { try SQLite.Database(path: $0) } ?? SQLite.Database()
+            _ = try await database.execute(raw: Task.createTable)
+            return TaskStore(database: database, encoder: SQLite.Encoder(database), decoder: SQLite.Decoder(database))
+        } catch let error as SQLite.Error {
+            throw TodoError(description: "Cannot open the task database \(path ?? Self.defaultPath): \(error.message)")
+        }
+    }
+
+    func all() async throws -> [Task] {
+        try await decoder.decode([Task].self, using: Task.fetchAll)
+    }
+
+    func save(_ task: Task) async throws {
+        try await encoder.encode(task, using: Task.upsert)
+    }
+
+    func remove(_ task: Task) async throws {
+        _ = try await database.write(Task.delete, arguments: ["id": .text(task.id)])
+    }
+
+    func tasks(withIDPrefix prefix: String) async throws -> [Task] {
+        try await decoder.decode([Task].self, using: Task.fetchByPrefix, arguments: ["prefix": .text(prefix)])
     }
 }

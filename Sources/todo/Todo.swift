@@ -2,14 +2,16 @@ import ArgumentParser
 import CodableSQLite
 import Foundation
 
-/// `todo`: a small to-do list kept in SQLite, written with CodableSQLite's Encoder and Decoder.
+/// `todo`: a small to-do list kept in SQLite, written with CodableSQLite's Encoder and Decoder, or
+/// on a PostgreSQL server (`--postgres URL`) through CodablePostgres' model API.
 @main
 struct Todo: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "A to-do list stored in SQLite with CodableSQLite.",
         discussion: """
             Tasks live in the default database for this program (\(TaskStore.defaultPath)) unless \
-            --database names another file. Task ids can be shortened to any unique prefix.
+            --database names another file, or on a PostgreSQL server with --postgres \
+            postgres://user:password@host:port/database. Task ids can be shortened to any unique prefix.
             """,
         subcommands: [Add.self, List.self, Done.self, Remove.self, Watch.self],
         defaultSubcommand: List.self)
@@ -17,6 +19,10 @@ struct Todo: AsyncParsableCommand {
     /// `--database` given before the subcommand (`todo --database x.sqlite list`).
     @Option(name: .long, help: ArgumentHelp("The database file to use.", valueName: "path"))
     var database: String?
+
+    /// `--postgres` given before the subcommand.
+    @Option(name: .long, help: ArgumentHelp("Keep the list on this PostgreSQL server instead.", valueName: "url"))
+    var postgres: String?
 }
 
 /// Options every subcommand shares.
@@ -25,13 +31,21 @@ struct StoreOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("The database file to use.", valueName: "path"))
     var database: String?
 
-    func openStore(root: Todo) throws -> TaskStore {
-        try TaskStore(path: database ?? root.database)
+    /// `--postgres` given after the subcommand.
+    @Option(name: .long, help: ArgumentHelp("Keep the list on this PostgreSQL server instead.", valueName: "url"))
+    var postgres: String?
+
+    func openStore(root: Todo) async throws -> any TaskStoring {
+        if let url = postgres ?? root.postgres {
+            if database ?? root.database != nil { throw ValidationError("Give --database or --postgres, not both.") }
+            return try await PostgresTaskStore.open(url: url)
+        }
+        return try await TaskStore.open(path: database ?? root.database)
     }
 }
 
 extension Todo {
-    struct Add: ParsableCommand {
+    struct Add: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Add a task.")
 
         @Argument(help: "What to do.")
@@ -51,18 +65,18 @@ extension Todo {
             }
         }
 
-        func run() throws {
+        func run() async throws {
             let dueDate = try due.map { try DueDate.parse($0) }
-            let store = try options.openStore(root: root)
+            let store = try await options.openStore(root: root)
             let task = Task(id: UUID().uuidString, title: title, dueDate: dueDate, isCompleted: false)
-            try store.save(task)
+            try await store.save(task)
             print("Added \(TaskTable.shortID(task.id)): \(task.title)\(dueDate.map { " (due \(DueDate.describe($0)))" } ?? "")")
             print()
-            print(TaskTable.render(try store.all()))
+            print(TaskTable.render(try await store.all()))
         }
     }
 
-    struct List: ParsableCommand {
+    struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List tasks: pending first, by due date.")
 
         @Flag(name: .long, help: "Show only tasks not done yet.")
@@ -71,14 +85,14 @@ extension Todo {
         @OptionGroup var options: StoreOptions
         @ParentCommand var root: Todo
 
-        func run() throws {
-            var tasks = try options.openStore(root: root).all()
+        func run() async throws {
+            var tasks = try await options.openStore(root: root).all()
             if pending { tasks.removeAll(where: \.isCompleted) }
             print(TaskTable.render(tasks))
         }
     }
 
-    struct Done: ParsableCommand {
+    struct Done: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Mark a task as done.")
 
         @Argument(help: "The task's id, or a unique prefix of it.")
@@ -87,16 +101,16 @@ extension Todo {
         @OptionGroup var options: StoreOptions
         @ParentCommand var root: Todo
 
-        func run() throws {
-            let store = try options.openStore(root: root)
-            var task = try store.task(matching: id)
+        func run() async throws {
+            let store = try await options.openStore(root: root)
+            var task = try await store.task(matching: id)
             task.isCompleted = true
-            try store.save(task)
+            try await store.save(task)
             print("Done: \(task.title)")
         }
     }
 
-    struct Remove: ParsableCommand {
+    struct Remove: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Delete a task.")
 
         @Argument(help: "The task's id, or a unique prefix of it.")
@@ -105,10 +119,10 @@ extension Todo {
         @OptionGroup var options: StoreOptions
         @ParentCommand var root: Todo
 
-        func run() throws {
-            let store = try options.openStore(root: root)
-            let task = try store.task(matching: id)
-            try store.remove(task)
+        func run() async throws {
+            let store = try await options.openStore(root: root)
+            let task = try await store.task(matching: id)
+            try await store.remove(task)
             print("Removed: \(task.title)")
         }
     }

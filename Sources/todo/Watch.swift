@@ -24,7 +24,9 @@ extension Todo {
         }
 
         func run() async throws {
-            let store = try options.openStore(root: root)
+            guard let store = try await options.openStore(root: root) as? TaskStore else {
+                throw TodoError(description: "todo watch needs an SQLite database: live queries are not available on PostgreSQL yet.")
+            }
             let query = pending ? Task.fetchPending : Task.fetchAll
             let limit = times
             let watching = _Concurrency.Task {

@@ -298,7 +298,7 @@ protocol StoredSource {
 }
 
 /// How a Swift type is declared in a model table, which decides SQLite's type affinity for the column.
-enum StorageType: String, Sendable {
+package enum StorageType: String, Sendable {
     case integer = "INTEGER"
     case real = "REAL"
     case text = "TEXT"
@@ -307,7 +307,7 @@ enum StorageType: String, Sendable {
     case untyped = ""
 
     /// The storage for `type`, and whether it is an `Optional`.
-    static func of(_ type: Any.Type) -> (StorageType, isOptional: Bool) {
+    package static func of(_ type: Any.Type) -> (StorageType, isOptional: Bool) {
         let (wrapped, isOptional) = unwrappedOptionalType(type)
         return (nonOptional(wrapped), isOptional)
     }

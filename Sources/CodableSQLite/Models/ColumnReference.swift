@@ -1,17 +1,19 @@
 import Foundation
 
 /// Where a key path's value lives: a column, or a path inside the JSON a column holds.
-struct ColumnReference: Hashable, Sendable {
-    let column: String
+package struct ColumnReference: Hashable, Sendable {
+    package let column: String
     /// Property names inside the column's JSON; empty for the column itself.
-    let jsonPath: [String]
+    package let jsonPath: [String]
     /// Whether the value is a `Decimal`, stored as exact text but ordered by its numeric value.
-    var isDecimal = false
+    package var isDecimal = false
+    /// Whether the value is a `Bool` (JSON `true`/`false` inside stored JSON).
+    package var isBool = false
     /// The nested types the JSON path goes through, each with the member it names.
     var nestedHops: [NestedKeys.Hop] = []
 
     /// Why the JSON path cannot find its value, from what saved values showed (see ``NestedKeys``).
-    func nestedKeyProblem(root: Any.Type) -> ModelError? {
+    package func nestedKeyProblem(root: Any.Type) -> ModelError? {
         guard let problem = nestedHops.lazy.compactMap(NestedKeys.problem(at:)).first else { return nil }
         return ModelError(.invalidKeyPath, root, "cannot filter, sort or index on \(name): \(problem)")
     }
@@ -28,7 +30,7 @@ struct ColumnReference: Hashable, Sendable {
     var orderingSQL: String { isDecimal ? "CAST(\(sql) AS NUMERIC)" : sql }
 
     /// `age` or `address.city`, for messages and index names.
-    var name: String { ([column] + jsonPath).joined(separator: ".") }
+    package var name: String { ([column] + jsonPath).joined(separator: ".") }
 
     /// The column for a key path of `Root`, found among its stored properties (and, for nested
     /// values, theirs), once per key path.
@@ -40,6 +42,7 @@ struct ColumnReference: Hashable, Sendable {
             result = .success(ColumnReference(
                 column: names[0], jsonPath: Array(names.dropFirst()),
                 isDecimal: type == Decimal.self || type == Decimal?.self,
+                isBool: type == Bool.self || type == Bool?.self,
                 // containers[i] holds the member names[i + 1].
                 nestedHops: zip(containers, names.dropFirst()).map { NestedKeys.Hop(type: $0, member: $1) }))
         } else {

@@ -35,24 +35,7 @@ extension SQLite.Database {
             return try prepareTable(
                 schema, columns: schema.properties, indexes: try ModelTable.createIndexes(for: T.self, schema: schema), isWritable: false)
         }
-        let (keys, isKeyed) = try KeyDiscovery.keys(of: sample)
-        guard isKeyed else {
-            throw ModelError(.unsupportedModel, T.self, "does not encode a keyed container (a property per key), so it cannot be stored as a row")
-        }
-        let names = Set(schema.properties.map(\.name) + schema.relationships.map(\.name))
-        if let renamed = keys.sorted().first(where: { !names.contains($0) }) {
-            throw ModelError(.unsupportedModel, T.self, """
-                encodes the key "\(renamed)", which is not the name of one of its stored properties. Models store each \
-                property in a column named after it, so CodingKeys must not rename properties; remove the renaming, \
-                or store the type with SQLite.Encoder and your own SQL.
-                """)
-        }
-        // Non-optional properties the value does not encode are left out of its CodingKeys: no column.
-        let columns = schema.properties.filter { keys.contains($0.name) || $0.isOptional }
-        guard columns.contains(where: { $0.name == schema.id.name }) else {
-            throw ModelError(.unsupportedModel, T.self, "does not encode its `id`, so its rows could not be found again; add id to its CodingKeys")
-        }
-        NestedKeys.learn(from: sample)
+        let columns = try schema.storedColumns(of: sample)
         return try prepareTable(schema, columns: columns, indexes: try ModelTable.createIndexes(for: T.self, schema: schema), isWritable: true)
     }
 

@@ -18,11 +18,11 @@ import Foundation
 /// does not compile. A key path into a nested value (`\Customer.address.city`) filters on
 /// `json_extract` of the JSON column.
 public struct Filter<Root: Model>: Sendable {
-    var predicate: Predicate?
-    var sorts: [(column: ColumnReference, ascending: Bool)] = []
-    var paging: (count: Int, offset: Int)?
+    package var predicate: Predicate?
+    package var sorts: [(column: ColumnReference, ascending: Bool)] = []
+    package var paging: (count: Int, offset: Int)?
     /// The first problem found while building the filter, thrown when it is used.
-    var error: ModelError?
+    package var error: ModelError?
 
     /// A filter matching every value; add conditions with ``and(_:)``, order with ``sort(by:ascending:)``.
     ///
@@ -169,7 +169,7 @@ public struct Filter<Root: Model>: Sendable {
 }
 
 /// A condition tree compiled to SQL with positional arguments.
-indirect enum Predicate: Sendable {
+package indirect enum Predicate: Sendable {
     case condition(ColumnReference, Condition)
     case and(Predicate, Predicate)
     case or(Predicate, Predicate)
@@ -179,7 +179,7 @@ indirect enum Predicate: Sendable {
     case linked(link: String, owner: String, target: SQLite.Value)
 
     /// The columns the conditions test.
-    var columns: [ColumnReference] {
+    package var columns: [ColumnReference] {
         switch self {
         case .condition(let column, _): [column]
         case .and(let left, let right), .or(let left, let right): left.columns + right.columns

@@ -74,3 +74,30 @@ final class KeyDiscovery: Swift.Encoder {
         }
     }
 }
+
+extension ModelReflection {
+    /// The properties values of the model store, learned from what `sample` encodes: each key must
+    /// name a stored property (CodingKeys must not rename), non-optional properties the value does
+    /// not encode get no column, and the id must be encoded. Also records the nested values' keys
+    /// (``NestedKeys``) for checking key paths into them.
+    package func storedColumns<T: Model>(of sample: T) throws -> [Property] {
+        let (keys, isKeyed) = try KeyDiscovery.keys(of: sample)
+        guard isKeyed else {
+            throw ModelError(.unsupportedModel, T.self, "does not encode a keyed container (a property per key), so it cannot be stored as a row")
+        }
+        let names = Set(properties.map(\.name) + relationships.map(\.name))
+        if let renamed = keys.sorted().first(where: { !names.contains($0) }) {
+            throw ModelError(.unsupportedModel, T.self, """
+                encodes the key "\(renamed)", which is not the name of one of its stored properties. Models store each \
+                property in a column named after it, so CodingKeys must not rename properties; remove the renaming, \
+                or store the type with SQLite.Encoder and your own SQL.
+                """)
+        }
+        let columns = properties.filter { keys.contains($0.name) || $0.isOptional }
+        guard columns.contains(where: { $0.name == id.name }) else {
+            throw ModelError(.unsupportedModel, T.self, "does not encode its `id`, so its rows could not be found again; add id to its CodingKeys")
+        }
+        NestedKeys.learn(from: sample)
+        return columns
+    }
+}

@@ -78,8 +78,8 @@ public protocol UUIDModel: Model where ID == UUID {}
 /// Filters on an indexed property use the index. A property inside a nested value (stored as
 /// JSON) gets an index on its `json_extract` expression, which filters on that path use too.
 public struct ModelIndex<Root: Model>: Sendable {
-    let columns: [Result<ColumnReference, ModelError>]
-    let isUnique: Bool
+    package let columns: [Result<ColumnReference, ModelError>]
+    package let isUnique: Bool
 
     /// An index speeding up filters and sorts on these properties, in this order.
     ///
@@ -123,7 +123,7 @@ public struct ModelError: Error, Hashable, Sendable, CustomStringConvertible, Lo
     /// What went wrong and the way out.
     public let message: String
 
-    init(_ code: Code, _ model: Any.Type, _ message: String) {
+    package init(_ code: Code, _ model: Any.Type, _ message: String) {
         self.code = code
         self.model = String(describing: model)
         self.message = message

@@ -3,34 +3,34 @@ import Foundation
 
 /// The stored properties of a model type, read with Swift's runtime reflection, and what they
 /// become in SQLite.
-struct ModelReflection: @unchecked Sendable {  // immutable after creation; AnyKeyPath and Any.Type are immutable values
-    struct Property: @unchecked Sendable {  // AnyKeyPath and Any.Type are immutable
-        let name: String
-        let keyPath: AnyKeyPath
-        let type: Any.Type
-        let storage: StorageType
-        let isOptional: Bool
+package struct ModelReflection: @unchecked Sendable {  // immutable after creation; AnyKeyPath and Any.Type are immutable values
+    package struct Property: @unchecked Sendable {  // AnyKeyPath and Any.Type are immutable
+        package let name: String
+        package let keyPath: AnyKeyPath
+        package let type: Any.Type
+        package let storage: StorageType
+        package let isOptional: Bool
         /// For a to-one relationship: the table whose id the column holds.
-        var references: String?
+        package var references: String?
     }
 
-    let modelType: Any.Type
-    let table: String
+    package let modelType: Any.Type
+    package let table: String
     /// The properties stored in the model's own table (to-many relationships are not: they live in
     /// link tables).
-    let properties: [Property]
+    package let properties: [Property]
     /// The relationships, in declaration order.
-    let relationships: [Relationship]
-    let id: Property
+    package let relationships: [Relationship]
+    package let id: Property
     /// Whether SQLite assigns the id (an optional integer id, `nil` until saved).
-    let assignsID: Bool
+    package let assignsID: Bool
 
     func property(named name: String) -> Property? {
         properties.first { $0.name == name }
     }
 
     /// The schema of `T`, computed once per type.
-    static func of<T: Model>(_ type: T.Type) throws -> ModelReflection {
+    package static func of<T: Model>(_ type: T.Type) throws -> ModelReflection {
         let key = ObjectIdentifier(T.self)
         if let cached = cache.withLock({ $0[key] }) { return try cached.get() }
         let result = Result { try make(T.self) }

@@ -42,13 +42,13 @@ extension Array: ModelArrayType where Element: Model {
 /// A stored property whose type is a model (`Studio`, `Studio?`: to-one, a foreign key column
 /// named after the property) or an array of models (`[Actor]`: to-many, a link table
 /// `Movie.cast(owner, position, target)` keeping the array's order).
-struct Relationship: @unchecked Sendable {  // immutable; key paths, metatypes and the closures are never mutated
+package struct Relationship: @unchecked Sendable {  // immutable; key paths, metatypes and the closures are never mutated
     enum Kind: Equatable {
         case toOne(isOptional: Bool)
         case toMany
     }
 
-    let name: String
+    package let name: String
     let keyPath: AnyKeyPath
     let kind: Kind
     let target: any Model.Type

@@ -74,7 +74,7 @@ extension String: _StringFilterValue {}
 extension Optional: _StringFilterValue where Wrapped == String {}
 
 /// A compiled rule: SQL with positional arguments.
-enum Condition: Sendable {
+package enum Condition: Sendable {
     case equal(SQLite.Value)
     case notEqual(SQLite.Value)
     case compare(String, SQLite.Value)

@@ -12,12 +12,12 @@ extension Optional: OptionalType {
 }
 
 /// Whether `value` is an `Optional` holding `nil` (`false` for every non-optional value).
-func isNilOptional<V>(_ value: V) -> Bool {
+package func isNilOptional<V>(_ value: V) -> Bool {
     (value as? any OptionalType)?.isNone ?? false
 }
 
 /// The type an `Optional` wraps and `true`, or `type` itself and `false`.
-func unwrappedOptionalType(_ type: Any.Type) -> (type: Any.Type, isOptional: Bool) {
+package func unwrappedOptionalType(_ type: Any.Type) -> (type: Any.Type, isOptional: Bool) {
     if let optional = type as? any OptionalType.Type { return (optional.wrappedType, true) }
     return (type, false)
 }

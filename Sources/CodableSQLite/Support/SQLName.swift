@@ -2,14 +2,14 @@
 ///
 /// Values are always bound as arguments; only names (tables, columns, indexes) and fixed
 /// literals are ever spliced into SQL, and always through these two functions.
-enum SQLName {
+package enum SQLName {
     /// `"name"`, with inner quotes doubled.
-    static func quoted(_ name: String) -> String {
+    package static func quoted(_ name: String) -> String {
         "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 
     /// `'text'`, with inner quotes doubled.
-    static func literal(_ text: String) -> String {
+    package static func literal(_ text: String) -> String {
         "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
     }
 }

@@ -1,0 +1,103 @@
+import Foundation
+import PostgresNIO
+
+/// The PostgreSQL type a stored property gets, and how its value crosses between the JSON form
+/// (``JSONForm``, the storage contract's JSON) and the column.
+///
+/// Values travel as one JSON document per statement: saves send an array of the models' JSON
+/// forms and read each column out of it with the expression ``fromJSON(_:)`` gives; reads build
+/// each row's JSON form on the server with ``toJSON(_:)``. So the column types are PostgreSQL's
+/// own, while the Codable work is the same code as on SQLite.
+enum ColumnKind: String, Sendable {
+    case uuid = "uuid"
+    case timestamp = "timestamp with time zone"
+    case bytea = "bytea"
+    case numeric = "numeric"
+    case boolean = "boolean"
+    case bigint = "bigint"
+    case double = "double precision"
+    case text = "text"
+    case jsonb = "jsonb"
+
+    /// The kind for a property's Swift type (optionals unwrapped).
+    static func of(_ type: Any.Type) -> ColumnKind {
+        switch unwrappedOptionalType(type).type {
+        case is Bool.Type: return .boolean
+        case is UUID.Type: return .uuid
+        case is Date.Type: return .timestamp
+        case is Decimal.Type: return .numeric
+        default: break
+        }
+        switch StorageType.of(type).0 {
+        case .integer: return .bigint
+        case .real: return .double
+        case .text: return .text
+        case .blob: return .bytea
+        case .untyped: return .jsonb
+        }
+    }
+
+    /// The type in `CREATE TABLE` (the same spelling `information_schema.columns.data_type` uses).
+    var sqlType: String { rawValue }
+
+    /// The default of a `NOT NULL` column, used only for rows saved by a later version of the model
+    /// that no longer writes it.
+    var zeroDefault: String {
+        switch self {
+        case .uuid: "'00000000-0000-0000-0000-000000000000'"
+        case .timestamp: "'1970-01-01 00:00:00+00'"
+        case .bytea: "'\\x'"
+        case .numeric, .bigint: "0"
+        case .boolean: "false"
+        case .double: "0"
+        case .text: "''"
+        case .jsonb: "'null'"
+        }
+    }
+
+    /// The column's value read from member `name` of the JSON object `element` (a `jsonb`).
+    ///
+    /// Dates are the storage contract's UTC text (`YYYY-MM-DD HH:MM:SS.SSS…`), `Data` is Base64.
+    func fromJSON(_ element: String, member name: String) -> String {
+        let field = "(\(element) ->> \(SQLName.literal(name)))"
+        switch self {
+        case .text: return field
+        case .timestamp: return "(\(field)::timestamp AT TIME ZONE 'UTC')"
+        case .bytea: return "decode(\(field), 'base64')"
+        // JSON null in a nested value's member is SQL NULL, as an absent optional.
+        case .jsonb: return "NULLIF(\(element) -> \(SQLName.literal(name)), 'null'::jsonb)"
+        default: return "\(field)::\(sqlType)"
+        }
+    }
+
+    /// The column's value in the JSON form (`column` is a quoted column name).
+    func toJSON(_ column: String) -> String {
+        switch self {
+        case .timestamp: "to_char(\(column) AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.US')"
+        // encode() breaks Base64 into lines of 76 characters.
+        case .bytea: "translate(encode(\(column), 'base64'), E'\\n', '')"
+        default: column
+        }
+    }
+
+    /// A bound value (given as a filter's stored form) as an expression of this type.
+    ///
+    /// Text, integers and reals are bound as text and cast, so one rule serves every type; `Data`
+    /// is bound as binary.
+    func parameter(_ value: SQLite.Value, _ binds: inout PostgresBindings) -> String {
+        switch value {
+        case .null: binds.appendNull()
+        case .integer(let integer): binds.append(String(integer))
+        case .double(let real): binds.append(String(real))
+        case .text(let text): binds.append(text)
+        case .data(let data): binds.append(ByteBuffer(bytes: data))
+        }
+        let placeholder = "$\(binds.count)"
+        switch self {
+        case .text: return "\(placeholder)::text"
+        case .timestamp: return "(\(placeholder)::timestamp AT TIME ZONE 'UTC')"
+        case .bytea: return "\(placeholder)::bytea"
+        default: return "\(placeholder)::\(sqlType)"
+        }
+    }
+}

@@ -1,0 +1,60 @@
+import Foundation
+
+extension Postgres.Database {
+    /// Copies every value of each model from an SQLite database, for moving an app to a server.
+    ///
+    /// ```swift
+    /// let sqlite = try SQLite.Database(path: "app.sqlite")
+    /// try await db.copy([Person.self, Note.self], from: sqlite)
+    /// ```
+    ///
+    /// Each model is copied in one transaction, in batches of `batchSize` read in id order, and
+    /// saved with its own id (an upsert), so running the copy again changes nothing. The number of
+    /// values written is checked against the count in SQLite before and after reading; if the
+    /// SQLite table changed meanwhile, that model's copy is rolled back and throws
+    /// ``ModelError/Code/unexpectedResult``. Returns how many values were copied per table.
+    @discardableResult
+    public func copy(_ types: [any (Model & Sendable).Type], from source: SQLite.Database, batchSize: Int = 1_000) async throws -> [String: Int] {
+        guard batchSize > 0 else {
+            throw Postgres.Error(.invalidURL, message: "copy needs a batchSize of 1 or more, not \(batchSize)")
+        }
+        var copied: [String: Int] = [:]
+        for type in types {
+            copied[type.tableName] = try await copy(type, from: source, batchSize: batchSize)
+        }
+        return copied
+    }
+
+    private func copy<T: Model & Sendable>(_ type: T.Type, from source: SQLite.Database, batchSize: Int) async throws -> Int {
+        let schema = try ModelReflection.of(T.self)
+        // The stored `id` property's own key path (a generic `\T.id` goes through Identifiable and
+        // names no column).
+        guard let idKeyPath = schema.id.keyPath as? KeyPath<T, T.ID> else {
+            throw ModelError(.unsupportedModel, T.self, "its `id` property cannot be read through Identifiable.id")
+        }
+        let expected = try await source.count(T.self)
+        let written = try await inTransaction { tx in
+            var written = 0
+            var last: T.ID?
+            while true {
+                var filter = Filter<T>().sort(by: idKeyPath).limit(batchSize)
+                if let last { filter = Filter(idKeyPath, is: .greater(than: last)).sort(by: idKeyPath).limit(batchSize) }
+                let batch = try await source.get(with: filter)
+                guard let end = batch.last else { break }
+                try await tx.save(batch)
+                written += batch.count
+                last = end.id
+                if batch.count < batchSize { break }
+            }
+            let now = try await source.count(T.self)
+            guard written == expected, now == expected else {
+                throw ModelError(.unexpectedResult, T.self, """
+                    copied \(written) values, but \(T.tableName) in SQLite held \(expected) before the copy and \(now) after; \
+                    it changed during the copy, which was rolled back: copy again when it is quiet
+                    """)
+            }
+            return written
+        }
+        return written
+    }
+}

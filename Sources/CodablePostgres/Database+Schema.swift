@@ -1,0 +1,101 @@
+import Foundation
+import PostgresNIO
+
+extension Postgres.Session {
+    /// The model's table, created or brought up to date the first time it is used (for a save:
+    /// with the columns `sample` encodes).
+    func table<T: Model>(for type: T.Type, sample: T? = nil) async throws -> PostgresTable {
+        let key = ObjectIdentifier(T.self)
+        if let table = database.tables.withLock({ $0[key] }), table.isWritable || sample == nil { return table }
+        let schema = try ModelReflection.of(T.self)
+        let properties = try sample.map { try schema.storedColumns(of: $0) } ?? schema.properties
+        let table = try PostgresTable(schema: schema, properties: properties, isWritable: sample != nil)
+        try await database.prepare(table, indexes: try table.createIndexes(for: T.self))
+        database.tables.withLock { $0[key] = table }
+        return table
+    }
+}
+
+extension Postgres.Session {
+    /// Waits for the transaction-scoped advisory lock named after `table`, which every instance
+    /// takes before changing the table's schema.
+    func lock(table: String) async throws {
+        var binds = PostgresBindings()
+        binds.append(PostgresTable.hashValue64("CodablePostgres table " + table))
+        _ = try await rows("SELECT pg_advisory_xact_lock($1)", binds)
+    }
+}
+
+extension Postgres.Database {
+    /// Creates the table, or adds the columns a newer version of the model has, and the indexes.
+    ///
+    /// Runs in its own transaction on a connection of the pool (never inside a caller's
+    /// transaction, which a rollback would undo behind the cache), holding an advisory lock named
+    /// after the table: several app instances preparing the same table at once take turns, and
+    /// the later ones find it ready.
+    func prepare(_ table: PostgresTable, indexes: [String]) async throws {
+        try await transaction { session in
+                try await session.lock(table: table.schema.table)
+                var binds = PostgresBindings()
+                binds.append(table.schema.table)
+                let existing = try await session.rows("""
+                    SELECT column_name::text, data_type::text, is_nullable::text = 'YES', column_default IS NOT NULL OR is_identity::text = 'YES' \
+                    FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1
+                    """, binds)
+                if existing.isEmpty {
+                    _ = try await session.rows(table.createTable)
+                } else {
+                    var columns: [String: (type: String, isNullable: Bool, hasDefault: Bool)] = [:]
+                    for row in existing {
+                        let (name, type, isNullable, hasDefault) = try row.decode((String, String, Bool, Bool).self)
+                        columns[name] = (type, isNullable, hasDefault)
+                    }
+                    try await evolve(table, existing: columns, session: session)
+                }
+                for index in indexes { _ = try await session.rows(index) }
+        }
+    }
+
+    /// The same rules as on SQLite: new optional properties become columns; a new non-optional
+    /// property needs an empty table; a changed type, or a column the model no longer writes that
+    /// cannot be left out, needs a migration. A property made optional drops `NOT NULL`.
+    private func evolve(
+        _ table: PostgresTable, existing: [String: (type: String, isNullable: Bool, hasDefault: Bool)], session: Postgres.Session
+    ) async throws {
+        let model = table.schema.modelType
+        func mismatch(_ message: String) -> ModelError {
+            ModelError(.schemaMismatch, model, "the table \(table.schema.table) \(message); migrate it (see Migrator) or use a new table")
+        }
+        var isEmpty: Bool?
+        func tableIsEmpty() async throws -> Bool {
+            if let isEmpty { return isEmpty }
+            let found = try await session.integers("SELECT count(*) FROM (SELECT 1 FROM \(table.quotedTable) LIMIT 1) AS x")
+            isEmpty = found.first == 0
+            return found.first == 0
+        }
+        for column in table.columns {
+            guard let current = existing[column.name] else {
+                if !column.isOptional, try await !tableIsEmpty() {
+                    throw mismatch("has rows, and the new non-optional property \(column.name) has no value for them; make it optional")
+                }
+                _ = try await session.rows("ALTER TABLE \(table.quotedTable) ADD COLUMN \(table.definition(of: column))")
+                continue
+            }
+            guard current.type == column.kind.sqlType else {
+                throw mismatch("stores \(column.name) as \(current.type), but the property is now stored as \(column.kind.sqlType)")
+            }
+            if column.isOptional, !current.isNullable, column.name != table.id.name {
+                _ = try await session.rows("ALTER TABLE \(table.quotedTable) ALTER COLUMN \(column.quoted) DROP NOT NULL")
+            } else if !column.isOptional, current.isNullable {
+                let nulls = try await session.integers("SELECT count(*) FROM (SELECT 1 FROM \(table.quotedTable) WHERE \(column.quoted) IS NULL LIMIT 1) AS x")
+                if nulls.first != 0 {
+                    throw mismatch("has rows without \(column.name), which the model now requires; make it optional again or fill it in")
+                }
+            }
+        }
+        let written = Set(table.columns.map(\.name))
+        for (name, current) in existing where !written.contains(name) && !current.isNullable && !current.hasDefault {
+            throw mismatch("requires a value for \(name), which the model no longer has; drop the column or give it a default")
+        }
+    }
+}

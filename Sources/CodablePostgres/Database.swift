@@ -1,0 +1,153 @@
+import Foundation
+import Logging
+import PostgresNIO
+
+extension Postgres {
+    /// A PostgreSQL database: a pool of connections to one server, and the model API on it.
+    ///
+    /// ```swift
+    /// let db = try await Postgres.Database(url: "postgres://app:secret@127.0.0.1:5432/app")
+    /// try await db.save(person)
+    /// let n = try await db.count(with: Filter(\Person.age, is: .between(15, and: 35)))
+    /// await db.close()
+    /// ```
+    ///
+    /// Opening checks the address and the credentials with a first connection, so a wrong host or
+    /// password throws here (``Postgres/Error/Code/connection``,
+    /// ``Postgres/Error/Code/authentication``) rather than at the first query. Connections are
+    /// opened on demand up to `maximumConnections`; a dropped connection fails the statement that
+    /// was using it and is replaced for the next one. Every call is `async` and suspends, never
+    /// blocking a thread of Swift's cooperative pool, and a cancelled call stops waiting at once.
+    ///
+    /// Sendable: yes; share one `Database` across an app.
+    public final class Database: Sendable {
+        let client: PostgresClient
+        private let runner: Task<Void, Never>
+        /// The tables prepared in this database, by model type.
+        let tables = Locked<[ObjectIdentifier: PostgresTable]>([:])
+        /// Whether ``close()`` was called.
+        let isClosed = Locked(false)
+        /// Whether the key-value table exists.
+        let hasKeyValueTable = Locked(false)
+        /// How long a statement may run before the server cancels it (`nil`: no limit).
+        public let statementTimeout: Duration?
+        /// `host:port/database`, for messages.
+        public let location: String
+
+        /// Connects to the database a `postgres://` (or `postgresql://`) URL names:
+        /// `postgres://user:password@host:port/database?sslmode=disable`.
+        ///
+        /// `sslmode` is `disable` (plain TCP), `prefer` (the default: TLS when the server offers it)
+        /// or `require`. User names and passwords are percent-decoded.
+        ///
+        /// The server cancels a statement that runs longer than `statementTimeout` (its
+        /// `statement_timeout`); a statement that gets no answer at all a few seconds after that
+        /// (a connection lost without notice) throws ``Postgres/Error/Code/connection``.
+        ///
+        /// ```swift
+        /// let db = try await Postgres.Database(url: "postgres://app:secret@127.0.0.1:5432/app")
+        /// ```
+        public init(url: String, maximumConnections: Int = 20, statementTimeout: Duration? = .seconds(60)) async throws {
+            let address = try Address(url: url)
+            self.statementTimeout = statementTimeout
+            guard maximumConnections >= 2 else {
+                throw Postgres.Error(.invalidURL, message: "maximumConnections must be 2 or more (one for schema changes while a transaction holds another)")
+            }
+            location = "\(address.host):\(address.port)/\(address.database)"
+            // One connection first, so that an unreachable server or a wrong password fails here
+            // with its reason (the pool would keep retrying for a minute).
+            let timeout = statementTimeout.map { "\(max(1, $0.components.seconds * 1_000 + $0.components.attoseconds / 1_000_000_000_000_000))" }
+            do {
+                var check = try address.connectionConfiguration
+                if let timeout { check.options.additionalStartupParameters = [("statement_timeout", timeout)] }
+                let connection = try await PostgresConnection.connect(configuration: check, id: 0, logger: Self.logger)
+                try await connection.close()
+            } catch {
+                throw Postgres.Error.from(error, sql: nil)
+            }
+            var configuration = address.clientConfiguration
+            configuration.options.maximumConnections = maximumConnections
+            configuration.options.connectTimeout = .seconds(10)
+            if let timeout { configuration.options.additionalStartupParameters = [("statement_timeout", timeout)] }
+            let client = PostgresClient(configuration: configuration, backgroundLogger: Self.logger)
+            self.client = client
+            runner = Task { await client.run() }
+        }
+
+        deinit {
+            runner.cancel()
+        }
+
+        /// Closes every connection; later calls throw ``Postgres/Error/Code/closed``.
+        public func close() async {
+            isClosed.withLock { $0 = true }
+            runner.cancel()
+            await runner.value
+        }
+
+        static let logger = Logger(label: "CodablePostgres", factory: { _ in SwiftLogNoOpLogHandler() })
+
+        /// Runs `body` in one transaction: committed when it returns, rolled back when it throws
+        /// (or its task is cancelled).
+        ///
+        /// ```swift
+        /// try await db.inTransaction { tx in
+        ///     try await tx.save(a)
+        ///     try await tx.save(b)
+        /// }
+        /// ```
+        public func inTransaction<Result: Sendable>(_ body: (Transaction) async throws -> Result) async throws -> Result {
+            try await transaction { session in try await body(Transaction(session: session)) }
+        }
+
+        /// Runs `body` in a transaction on a connection of the pool.
+        func transaction<Result: Sendable>(_ body: (Session) async throws -> Result) async throws -> Result {
+            do {
+                return try await client.withTransaction(logger: Self.logger) { connection in
+                    try await body(Session(database: self, connection: connection))
+                }
+            } catch let failure as PostgresTransactionError {
+                // Report what failed first: the closure's error, else BEGIN's or COMMIT's.
+                if let error = failure.closureError { throw Postgres.Error.from(error, sql: nil) }
+                if let error = failure.beginError { throw Postgres.Error.from(error, sql: "BEGIN") }
+                if let error = failure.commitError { throw Postgres.Error.from(error, sql: "COMMIT") }
+                if let error = failure.rollbackError { throw Postgres.Error.from(error, sql: "ROLLBACK") }
+                throw Postgres.Error(.connection, message: "\(failure)")
+            } catch {
+                throw Postgres.Error.from(error, sql: nil)
+            }
+        }
+
+        /// Runs SQL of your own, such as a migration. Values are bound as text to `$1`, `$2`…
+        /// (cast them in the SQL: `$1::bigint`); `nil` binds `NULL`.
+        ///
+        /// ```swift
+        /// try await db.execute("CREATE INDEX IF NOT EXISTS person_name ON \"Person\" (lower(name))")
+        /// try await db.execute("UPDATE \"Person\" SET age = age + 1 WHERE name = $1", "Bob")
+        /// ```
+        public func execute(_ sql: String, _ arguments: String?...) async throws {
+            try await session.execute(sql, arguments)
+        }
+
+        /// Statements on any connection of the pool.
+        var session: Session { Session(database: self, connection: nil) }
+    }
+
+    /// A transaction of ``Database/inTransaction(_:)``: the model API on its one connection.
+    ///
+    /// Use it only inside the closure it was given to.
+    ///
+    /// Sendable: yes, so that it can be used from child tasks of the closure (which run one statement at a time on it).
+    public struct Transaction: Sendable {
+        let session: Session
+
+        init(session: Session) {
+            self.session = session
+        }
+
+        /// Runs SQL of your own inside the transaction; see ``Database/execute(_:_:)``.
+        public func execute(_ sql: String, _ arguments: String?...) async throws {
+            try await session.execute(sql, arguments)
+        }
+    }
+}

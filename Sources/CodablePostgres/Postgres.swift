@@ -1,0 +1,131 @@
+@_exported import CodableSQLite
+import PostgresNIO
+import _ConnectionPoolModule
+
+/// The same ``Model`` types, ``Filter``s and key-value store as on SQLite, on a PostgreSQL server.
+///
+/// A model file compiles unchanged against both: only opening the database changes.
+///
+/// ```swift
+/// import CodablePostgres
+///
+/// let db = try await Postgres.Database(url: "postgres://app:secret@127.0.0.1:5432/app")
+/// try await db.save(person)
+/// let adults = try await db.get(with: Filter(\Person.age, is: .greater(than: 17)).sort(by: \.name).limit(20))
+/// try await db.inTransaction { tx in try await tx.save(a); try await tx.save(b) }
+/// try await db.copy([Person.self, Note.self], from: sqliteDatabase)
+/// ```
+///
+/// Tables use PostgreSQL's own types, so its tools and SQL work on them: `uuid`, `bigint`,
+/// `double precision`, `boolean`, `text`, `bytea`, `numeric` for `Decimal`, `timestamptz` for
+/// `Date` and `jsonb` for nested values. `Date`s round-trip to the microsecond (PostgreSQL's
+/// precision); everything else round-trips exactly.
+///
+/// Sendable: a namespace.
+public enum Postgres {}
+
+extension Postgres {
+    /// A failure reported by the PostgreSQL server or the connection to it.
+    ///
+    /// Match its ``code`` (and for server errors the ``sqlState``) rather than its message:
+    ///
+    /// ```swift
+    /// do {
+    ///     try await db.save(person)
+    /// } catch let error as Postgres.Error where error.sqlState == "23505" {
+    ///     // unique_violation
+    /// } catch Postgres.Error.Code.connection {
+    ///     // the server is unreachable or the connection dropped: retry later
+    /// }
+    /// ```
+    public struct Error: Swift.Error, Sendable, CustomStringConvertible {
+        /// What kind of failure this is.
+        public let code: Code
+        /// The server's SQLSTATE (such as `23505` for a unique violation), for server errors.
+        public let sqlState: String?
+        /// What went wrong, in the server's words when it answered.
+        public let message: String
+        /// The statement that failed, when there was one.
+        public let sql: String?
+
+        init(_ code: Code, sqlState: String? = nil, message: String, sql: String? = nil) {
+            self.code = code
+            self.sqlState = sqlState
+            self.message = message
+            self.sql = sql
+        }
+
+        /// `server error 23505: duplicate key value … (SQL: INSERT …)`
+        public var description: String {
+            var text = code == .server ? "server error \(sqlState ?? "?"): \(message)" : "\(code): \(message)"
+            if let sql { text += " (SQL: \(sql))" }
+            return text
+        }
+
+        /// The kind of a ``Postgres/Error``, matchable in `catch` clauses.
+        public struct Code: Hashable, Sendable, CustomStringConvertible {
+            /// A short stable name, such as `server`.
+            public let name: String
+            init(_ name: String) { self.name = name }
+
+            /// The server refused a statement; ``Postgres/Error/sqlState`` says why.
+            public static let server = Code("server")
+            /// The server could not be reached, or the connection to it dropped.
+            public static let connection = Code("connection")
+            /// The server refused the user name or password.
+            public static let authentication = Code("authentication")
+            /// The database was closed with ``Postgres/Database/close()``.
+            public static let closed = Code("closed")
+            /// The URL given to ``Postgres/Database/init(url:maximumConnections:statementTimeout:)`` cannot be used.
+            public static let invalidURL = Code("invalidURL")
+
+            /// The ``name``.
+            public var description: String { name }
+
+            /// Whether `error` is a ``Postgres/Error`` with this code, for `catch Postgres.Error.Code.x` clauses.
+            public static func ~= (code: Code, error: any Swift.Error) -> Bool {
+                (error as? Postgres.Error)?.code == code
+            }
+        }
+
+        /// The error to throw for any failure postgres-nio reports.
+        static func from(_ error: any Swift.Error, sql: String?) -> any Swift.Error {
+                if let failure = error as? PSQLError {
+                if let server = failure.serverInfo {
+                    let state = server[.sqlState]
+                    var message = server[.message] ?? "\(failure.code)"
+                    if let detail = server[.detail] { message += " (\(detail))" }
+                    // 28…: invalid password or authorization; 08…: connection exceptions; 57P0…: the
+                    // server is shutting down or ended this connection (pg_terminate_backend).
+                    let code: Code = switch state {
+                    case let state? where state.hasPrefix("28"): .authentication
+                    case let state? where state.hasPrefix("08") || state.hasPrefix("57P0"): .connection
+                    default: .server
+                    }
+                    return Postgres.Error(code, sqlState: state, message: message, sql: sql)
+                }
+                switch failure.code {
+                case .queryCancelled:
+                    return CancellationError()
+                case .poolClosed:
+                    return Postgres.Error(.closed, message: "the database is closed", sql: sql)
+                case .clientClosedConnection, .serverClosedConnection:
+                    // Also what a connection the server ended (a restart, pg_terminate_backend) reports.
+                    return Postgres.Error(.connection, message: "the connection to the server was closed; the next statement uses a new one", sql: sql)
+                case .authMechanismRequiresPassword, .unsupportedAuthMechanism, .saslError:
+                    return Postgres.Error(.authentication, message: "\(failure.code)" + (failure.underlying.map { ": \($0)" } ?? ""), sql: sql)
+                default:
+                    let underlying = failure.underlying.map { ": \($0)" } ?? ""
+                    return Postgres.Error(.connection, message: "\(failure.code)\(underlying)", sql: sql)
+                }
+            }
+            if let pool = error as? ConnectionPoolError {
+                if pool == .requestCancelled { return CancellationError() }
+                if pool == .poolShutdown { return Postgres.Error(.closed, message: "the database is closed", sql: sql) }
+                return Postgres.Error(.connection, message: "no connection to the server could be made for a while; it is down or unreachable", sql: sql)
+            }
+            // Errors of the caller's own code (thrown inside a transaction) pass through unchanged.
+            return error
+        }
+    }
+}

@@ -1,0 +1,139 @@
+import Foundation
+
+/// A model's table on PostgreSQL: its columns with their types, and the statements the model API
+/// runs, built once per model type and database.
+struct PostgresTable: Sendable {
+    struct Column: Sendable {
+        let name: String
+        let kind: ColumnKind
+        let isOptional: Bool
+        var quoted: String { SQLName.quoted(name) }
+    }
+
+    let schema: ModelReflection
+    let columns: [Column]
+    /// Whether the columns were learned from a saved value (else every property, for reading).
+    let isWritable: Bool
+    let id: Column
+    let quotedTable: String
+
+    /// `SELECT <row JSON> FROM "T"`: each row as the JSON form of the model.
+    let select: String
+    /// The upsert of a JSON array of values in `$1`, returning each saved row's JSON in input order.
+    let upsert: String
+    /// After saving values with explicit ids into a table whose ids PostgreSQL assigns: moves the
+    /// id sequence past them, so that later assigned ids never collide.
+    let advanceIDSequence: String?
+
+    init(schema: ModelReflection, properties: [ModelReflection.Property], isWritable: Bool) throws {
+        self.schema = schema
+        self.isWritable = isWritable
+        guard schema.relationships.isEmpty else {
+            throw ModelError(.unsupportedModel, schema.modelType, """
+                has relationships (\(schema.relationships.map(\.name).joined(separator: ", "))), which CodablePostgres \
+                does not store yet; keep this model on SQLite or store the related ids as plain properties
+                """)
+        }
+        guard schema.table.utf8.count <= 63 else {
+            throw ModelError(.unsupportedModel, schema.modelType, """
+                has a table name of \(schema.table.utf8.count) bytes; PostgreSQL names are at most 63 bytes. \
+                Give it a shorter tableName.
+                """)
+        }
+        columns = properties.map { Column(name: $0.name, kind: ColumnKind.of($0.type), isOptional: $0.isOptional) }
+        guard let id = columns.first(where: { $0.name == schema.id.name }) else {
+            throw ModelError(.unsupportedModel, schema.modelType, "has no stored `id`")
+        }
+        self.id = id
+        quotedTable = SQLName.quoted(schema.table)
+        let row = Self.rowJSON(columns)
+        select = "SELECT \(row) FROM \(quotedTable)"
+
+        let names = columns.map(\.quoted).joined(separator: ", ")
+        let sequence = "pg_get_serial_sequence(\(SQLName.literal(quotedTable)), \(SQLName.literal(id.name)))"
+        var idFromJSON = id.kind.fromJSON("e.r", member: id.name)
+        if schema.assignsID { idFromJSON = "COALESCE(\(idFromJSON), nextval(\(sequence)))" }
+        let values = columns.map { $0.name == id.name ? "input.id" : $0.kind.fromJSON("input.r", member: $0.name) }
+        let updates = columns.filter { $0.name != id.name }.map { "\($0.quoted) = EXCLUDED.\($0.quoted)" }
+        // Several values with one id in a batch: the last one wins, as saving them one by one would.
+        upsert = """
+            WITH input AS MATERIALIZED (SELECT e.r, e.n, \(idFromJSON) AS id FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS e(r, n)), \
+            saved AS (INSERT INTO \(quotedTable) (\(names)) SELECT DISTINCT ON (input.id) \(values.joined(separator: ", ")) \
+            FROM input ORDER BY input.id, input.n DESC ON CONFLICT (\(id.quoted)) DO UPDATE SET \
+            \(updates.isEmpty ? "\(id.quoted) = EXCLUDED.\(id.quoted)" : updates.joined(separator: ", ")) \
+            RETURNING \(id.quoted) AS id, \(row) AS saved_row) \
+            SELECT saved.saved_row FROM input JOIN saved ON saved.id = input.id ORDER BY input.n
+            """
+        advanceIDSequence = schema.assignsID
+            ? "SELECT setval(\(sequence), GREATEST((SELECT max(\(id.quoted)) FROM \(quotedTable)), pg_sequence_last_value(\(sequence)::regclass), 1))"
+            : nil
+    }
+
+    /// The JSON text of a row: `json_build_object('id', "id", …)::text`. `json_build_object` takes at
+    /// most 50 members, so wider models join several `jsonb` objects.
+    static func rowJSON(_ columns: [Column]) -> String {
+        let members = columns.map { "\(SQLName.literal($0.name)), \($0.kind.toJSON($0.quoted))" }
+        if members.count <= 50 { return "json_build_object(\(members.joined(separator: ", ")))::text" }
+        let chunks = stride(from: 0, to: members.count, by: 50).map {
+            "jsonb_build_object(\(members[$0..<min($0 + 50, members.count)].joined(separator: ", ")))"
+        }
+        return "(\(chunks.joined(separator: " || ")))::text"
+    }
+
+    func column(named name: String) -> Column? {
+        columns.first { $0.name == name }
+    }
+
+    /// `CREATE TABLE` with PostgreSQL's types, `NOT NULL` (with a zero default) for non-optionals,
+    /// and for an optional integer id, an identity column.
+    var createTable: String {
+        let definitions = columns.map { column -> String in
+            if column.name == id.name {
+                return schema.assignsID
+                    ? "\(column.quoted) bigint GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY"
+                    : "\(column.quoted) \(column.kind.sqlType) PRIMARY KEY"
+            }
+            return definition(of: column)
+        }
+        return "CREATE TABLE IF NOT EXISTS \(quotedTable) (\(definitions.joined(separator: ", ")))"
+    }
+
+    func definition(of column: Column) -> String {
+        column.isOptional
+            ? "\(column.quoted) \(column.kind.sqlType)"
+            : "\(column.quoted) \(column.kind.sqlType) NOT NULL DEFAULT \(column.kind.zeroDefault)"
+    }
+
+    /// The index statements of ``Model/indexes``; nested properties get expression indexes on the
+    /// same expression filters use.
+    func createIndexes<T: Model>(for type: T.Type) throws -> [String] {
+        try T.indexes.map { index in
+            let references = try index.columns.map { try $0.get() }
+            if let problem = references.lazy.compactMap({ $0.nestedKeyProblem(root: T.self) }).first { throw problem }
+            var name = "\(schema.table)(\(references.map(\.name).joined(separator: ",")))" + (index.isUnique ? " unique" : "")
+            if name.utf8.count > 63 {
+                // PostgreSQL cuts longer names, which could make two indexes one: keep them apart by a hash.
+                name = String(name.utf8.prefix(46).map { Character(Unicode.Scalar($0)) }.filter(\.isASCII)) + "~" + Self.hash(name)
+            }
+            let expressions = try references.map { try PostgresSQL.expression(for: $0, in: self, root: T.self).sql }
+            return "CREATE \(index.isUnique ? "UNIQUE " : "")INDEX IF NOT EXISTS \(SQLName.quoted(name)) ON "
+                + "\(quotedTable) (\(expressions.map { "(\($0))" }.joined(separator: ", ")))"
+        }
+    }
+
+    /// A stable 64-bit FNV-1a hash of `text`, as 16 hex digits (the same in every process).
+    static func hash(_ text: String) -> String {
+        let value = hashValue64(text)
+        let hex = String(UInt64(bitPattern: value), radix: 16)
+        return String(repeating: "0", count: 16 - hex.count) + hex
+    }
+
+    static func hashValue64(_ text: String) -> Int64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in text.utf8 {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x0000_0100_0000_01b3
+        }
+        return Int64(bitPattern: hash)
+    }
+}

@@ -1,0 +1,151 @@
+import Foundation
+
+extension Postgres {
+    /// What ``Database`` and ``Transaction`` both offer: the model API and the key-value store,
+    /// with the same spellings as on ``SQLite/Database``. Write helpers against it to use them in
+    /// and out of transactions:
+    ///
+    /// ```swift
+    /// func seed(_ db: some Postgres.Queryable) async throws {
+    ///     try await db.save([Person(id: UUID(), name: "Ann", age: 31)])
+    /// }
+    /// try await seed(db)
+    /// try await db.inTransaction { tx in try await seed(tx) }
+    /// ```
+    ///
+    /// Only ``Database`` and ``Transaction`` conform: ``Handle`` cannot be made outside the library.
+    ///
+    /// Sendable: required.
+    public protocol Queryable: Sendable {
+        /// Where the statements run.
+        var handle: Handle { get }
+    }
+
+    /// Where a ``Queryable``'s statements run; it has no public members.
+    ///
+    /// Sendable: yes.
+    public struct Handle: Sendable {
+        let session: Session
+    }
+}
+
+extension Postgres.Database: Postgres.Queryable {
+    /// The pool's connections.
+    public var handle: Postgres.Handle { Postgres.Handle(session: session) }
+}
+
+extension Postgres.Transaction: Postgres.Queryable {
+    /// The transaction's connection.
+    public var handle: Postgres.Handle { Postgres.Handle(session: session) }
+}
+
+extension Postgres.Queryable {
+    /// Inserts or replaces a value (by id); returns it as stored, with its id when PostgreSQL
+    /// assigned one and its `Date`s at PostgreSQL's microsecond precision.
+    ///
+    /// ```swift
+    /// let saved = try await db.save(Person(id: UUID(), name: "Bob", age: 20))
+    /// ```
+    @discardableResult
+    public func save<T: Model & Sendable>(_ value: T) async throws -> T {
+        guard let saved = try await handle.session.save([value]).first else {
+            throw ModelError(.unexpectedResult, T.self, "the save returned no row")
+        }
+        return saved
+    }
+
+    /// Inserts or replaces many values in one statement; returns them as stored, in order.
+    ///
+    /// ```swift
+    /// try await db.save(people)
+    /// ```
+    @discardableResult
+    public func save<T: Model & Sendable>(_ values: [T]) async throws -> [T] {
+        try await handle.session.save(values)
+    }
+
+    /// Every stored value of the type.
+    ///
+    /// ```swift
+    /// let everyone = try await db.get(Person.self)
+    /// ```
+    public func get<T: Model & Sendable>(_ type: T.Type) async throws -> [T] {
+        try await handle.session.get(with: Filter<T>())
+    }
+
+    /// The values matching the filter, in its order and page.
+    ///
+    /// ```swift
+    /// let adults = try await db.get(with: Filter(\Person.age, is: .greater(than: 17)).sort(by: \.name).limit(20))
+    /// ```
+    public func get<T: Model & Sendable>(with filter: Filter<T>) async throws -> [T] {
+        try await handle.session.get(with: filter)
+    }
+
+    /// The value with this id, or `nil`.
+    ///
+    /// ```swift
+    /// let bob = try await db.get(Person.self, id: bobID)
+    /// ```
+    public func get<T: Model & Sendable>(_ type: T.Type, id: T.ID) async throws -> T? where T.ID: Sendable {
+        try await handle.session.get(T.self, id: id)
+    }
+
+    /// How many values are stored.
+    ///
+    /// ```swift
+    /// let n = try await db.count(Person.self)
+    /// ```
+    public func count<T: Model & Sendable>(_ type: T.Type) async throws -> Int {
+        try await handle.session.count(with: Filter<T>())
+    }
+
+    /// How many values match the filter (within its page, when it has one).
+    ///
+    /// ```swift
+    /// let n = try await db.count(with: Filter(\Person.age, is: .between(15, and: 35)))
+    /// ```
+    public func count<T: Model & Sendable>(with filter: Filter<T>) async throws -> Int {
+        try await handle.session.count(with: filter)
+    }
+
+    /// Deletes the stored value with this value's id; whether there was one.
+    ///
+    /// ```swift
+    /// try await db.delete(bob)
+    /// ```
+    @discardableResult
+    public func delete<T: Model & Sendable>(_ value: T) async throws -> Bool {
+        try await handle.session.delete(T.self, ids: [value.id]) > 0
+    }
+
+    /// Deletes the value with this id; whether there was one.
+    ///
+    /// ```swift
+    /// try await db.delete(Person.self, id: bobID)
+    /// ```
+    @discardableResult
+    public func delete<T: Model & Sendable>(_ type: T.Type, id: T.ID) async throws -> Bool where T.ID: Sendable {
+        try await handle.session.delete(T.self, ids: [id]) > 0
+    }
+
+    /// Deletes these values (by id); how many were stored.
+    ///
+    /// ```swift
+    /// try await db.delete(people)
+    /// ```
+    @discardableResult
+    public func delete<T: Model & Sendable>(_ values: [T]) async throws -> Int {
+        try await handle.session.delete(T.self, ids: values.map(\.id))
+    }
+
+    /// Deletes the values matching the filter (within its order and page); how many.
+    ///
+    /// ```swift
+    /// try await db.delete(with: Filter(\Person.name, is: .equal(to: "Bob")))
+    /// ```
+    @discardableResult
+    public func delete<T: Model & Sendable>(with filter: Filter<T>) async throws -> Int {
+        try await handle.session.delete(with: filter)
+    }
+}

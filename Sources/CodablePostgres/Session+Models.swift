@@ -1,0 +1,76 @@
+import Foundation
+import PostgresNIO
+
+/// The model API's statements, written once for both ``Postgres/Database`` and ``Postgres/Transaction``.
+extension Postgres.Session {
+    func save<T: Model>(_ values: [T]) async throws -> [T] {
+        guard let first = values.first else { return [] }
+        let table = try await table(for: T.self, sample: first)
+        let names = Set(table.columns.map(\.name))
+        var json: [UInt8] = [UInt8(ascii: "[")]
+        var hasExplicitIDs = false
+        for (offset, value) in values.enumerated() {
+            if offset > 0 { json.append(UInt8(ascii: ",")) }
+            let keys = try JSONForm.append(value, to: &json)
+            if let unknown = keys.first(where: { !names.contains($0) }) {
+                throw ModelError(.unsupportedModel, T.self, "encodes the key \"\(unknown)\", which is not one of its stored properties; CodingKeys must not rename properties")
+            }
+            if table.schema.assignsID, !isNilOptional(value.id) { hasExplicitIDs = true }
+        }
+        json.append(UInt8(ascii: "]"))
+        var binds = PostgresBindings()
+        binds.append(String(decoding: json, as: UTF8.self))
+        let saved = try decode(T.self, try await rows(table.upsert, binds), sql: table.upsert, table: table.schema.table)
+        guard saved.count == values.count else {
+            throw ModelError(.unexpectedResult, T.self, "saving \(values.count) values returned \(saved.count) rows")
+        }
+        if hasExplicitIDs, let advance = table.advanceIDSequence { _ = try await rows(advance) }
+        return saved
+    }
+
+    func get<T: Model>(with filter: Filter<T>) async throws -> [T] {
+        let table = try await table(for: T.self)
+        var binds = PostgresBindings()
+        let sql = table.select + (try PostgresSQL.clauses(filter, table: table, binds: &binds))
+        return try decode(T.self, try await rows(sql, binds), sql: sql, table: table.schema.table)
+    }
+
+    func get<T: Model>(_ type: T.Type, id: T.ID) async throws -> T? {
+        let table = try await table(for: T.self)
+        var binds = PostgresBindings()
+        let sql = table.select + " WHERE \(table.id.quoted) = " + table.id.kind.parameter(try JSONForm.storedValue(id), &binds)
+        return try decode(T.self, try await rows(sql, binds), sql: sql, table: table.schema.table).first
+    }
+
+    func count<T: Model>(with filter: Filter<T>) async throws -> Int {
+        let table = try await table(for: T.self)
+        var binds = PostgresBindings()
+        let sql = filter.paging == nil
+            ? "SELECT count(*) FROM \(table.quotedTable)" + (try PostgresSQL.clauses(filter, table: table, binds: &binds, includingOrderAndLimit: false))
+            : "SELECT count(*) FROM (SELECT 1 FROM \(table.quotedTable)\(try PostgresSQL.clauses(filter, table: table, binds: &binds))) AS x"
+        return Int(try await integers(sql, binds).first ?? 0)
+    }
+
+    func delete<T: Model>(with filter: Filter<T>) async throws -> Int {
+        let table = try await table(for: T.self)
+        var binds = PostgresBindings()
+        let condition = filter.paging == nil && filter.sorts.isEmpty
+            ? try PostgresSQL.clauses(filter, table: table, binds: &binds, includingOrderAndLimit: false)
+            : " WHERE \(table.id.quoted) IN (SELECT \(table.id.quoted) FROM \(table.quotedTable)\(try PostgresSQL.clauses(filter, table: table, binds: &binds)))"
+        return try await countingDeleted(from: table, where: condition, binds)
+    }
+
+    func delete<T: Model>(_ type: T.Type, ids: [T.ID]) async throws -> Int {
+        guard !ids.isEmpty else { return 0 }
+        let table = try await table(for: T.self)
+        var binds = PostgresBindings()
+        var list: [String] = []
+        for id in ids { list.append(table.id.kind.parameter(try JSONForm.storedValue(id), &binds)) }
+        return try await countingDeleted(from: table, where: " WHERE \(table.id.quoted) IN (\(list.joined(separator: ", ")))", binds)
+    }
+
+    private func countingDeleted(from table: PostgresTable, where condition: String, _ binds: PostgresBindings) async throws -> Int {
+        let sql = "WITH deleted AS (DELETE FROM \(table.quotedTable)\(condition) RETURNING 1) SELECT count(*) FROM deleted"
+        return Int(try await integers(sql, binds).first ?? 0)
+    }
+}

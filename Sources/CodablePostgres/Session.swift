@@ -1,0 +1,158 @@
+import Foundation
+import PostgresNIO
+
+extension Postgres {
+    /// The parts of a `postgres://user:password@host:port/database?sslmode=…` URL.
+    struct Address: Sendable {
+        let host: String
+        let port: Int
+        let user: String
+        let password: String?
+        let database: String
+        let sslMode: String
+
+        init(url text: String) throws {
+            func invalid(_ reason: String) -> Postgres.Error {
+                // Never repeat the password in an error.
+                var shown = text
+                if let components = URLComponents(string: text), components.password != nil {
+                    var hidden = components
+                    hidden.password = "•••"
+                    shown = hidden.string ?? "the URL"
+                }
+                return Postgres.Error(.invalidURL, message: "\(shown): \(reason)")
+            }
+            guard let components = URLComponents(string: text), let scheme = components.scheme else {
+                throw invalid("not a URL; expected postgres://user:password@host:port/database")
+            }
+            guard scheme == "postgres" || scheme == "postgresql" else { throw invalid("the scheme must be postgres:// or postgresql://") }
+            guard let host = components.host, !host.isEmpty else { throw invalid("no host") }
+            guard let user = components.user, !user.isEmpty else { throw invalid("no user name") }
+            self.host = host
+            port = components.port ?? 5432
+            guard (1...65535).contains(port) else { throw invalid("port \(port) is out of range") }
+            self.user = user.removingPercentEncoding ?? user
+            password = components.password.map { $0.removingPercentEncoding ?? $0 }
+            let path = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
+            database = path.isEmpty ? user : (path.removingPercentEncoding ?? path)
+            sslMode = components.queryItems?.first(where: { $0.name == "sslmode" })?.value ?? "prefer"
+            guard ["disable", "prefer", "require"].contains(sslMode) else {
+                throw invalid("sslmode must be disable, prefer or require")
+            }
+        }
+
+        var clientConfiguration: PostgresClient.Configuration {
+            let tls: PostgresClient.Configuration.TLS = switch sslMode {
+            case "disable": .disable
+            case "require": .require(.makeClientConfiguration())
+            default: .prefer(.makeClientConfiguration())
+            }
+            return PostgresClient.Configuration(host: host, port: port, username: user, password: password, database: database, tls: tls)
+        }
+
+        var connectionConfiguration: PostgresConnection.Configuration {
+            get throws {
+                let tls: PostgresConnection.Configuration.TLS = switch sslMode {
+                case "disable": .disable
+                case "require": .require(try NIOSSLContext(configuration: .makeClientConfiguration()))
+                default: .prefer(try NIOSSLContext(configuration: .makeClientConfiguration()))
+                }
+                return PostgresConnection.Configuration(host: host, port: port, username: user, password: password, database: database, tls: tls)
+            }
+        }
+    }
+
+    /// Where statements run: any connection of the pool, or a transaction's connection.
+    struct Session: Sendable {
+        let database: Database
+        let connection: PostgresConnection?
+
+        /// Runs `sql` and returns its rows; failures become ``Postgres/Error``.
+        ///
+        /// Gives up when the server has not answered within the database's statement timeout (plus
+        /// a grace period, since the server enforces the same limit itself): a connection the
+        /// server ended can leave a statement waiting forever in the client.
+        func rows(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) async throws -> [PostgresRow] {
+            let query = PostgresQuery(unsafeSQL: sql, binds: binds)
+            if database.isClosed.withLock({ $0 }) {
+                throw Postgres.Error(.closed, message: "the database is closed", sql: sql)
+            }
+            let client = database.client, connection = connection
+            let run: @Sendable () async throws -> [PostgresRow] = {
+                if let connection { return try await connection.query(query, logger: Database.logger).collect() }
+                return try await client.query(query, logger: Database.logger).collect()
+            }
+            do {
+                return try await Self.answer(within: database.statementTimeout.map { $0 + .seconds(5) }, sql: sql, run)
+            } catch {
+                throw Postgres.Error.from(error, sql: sql)
+            }
+        }
+
+        /// `work`'s result, or an error once `limit` has passed or the task is cancelled (`work`
+        /// is then left to finish on its own: the server ends the statement at its own time limit).
+        private static func answer<Value: Sendable>(
+            within limit: Duration?, sql: String, _ work: @escaping @Sendable () async throws -> Value
+        ) async throws -> Value {
+            let waiting = Locked<CheckedContinuation<Value, any Swift.Error>?>(nil)
+            let tasks = Locked<[Task<Void, Never>]>([])
+            return try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { continuation in
+                    waiting.withLock { $0 = continuation }
+                    let worker = Task {
+                        do {
+                            let value = try await work()
+                            waiting.withLock { $0.take() }?.resume(returning: value)
+                        } catch {
+                            waiting.withLock { $0.take() }?.resume(throwing: error)
+                        }
+                        tasks.withLock { $0.forEach { $0.cancel() } }
+                    }
+                    let timer = Task {
+                        guard let limit, (try? await Task.sleep(for: limit)) != nil else { return }
+                        waiting.withLock { $0.take() }?.resume(throwing: Postgres.Error(
+                            .connection, message: "the server did not answer within \(limit); the connection is lost or the server is overloaded",
+                            sql: sql))
+                    }
+                    tasks.withLock { $0 = [worker, timer] }
+                    if waiting.withLock({ $0 == nil }) { timer.cancel() }
+                }
+            } onCancel: {
+                waiting.withLock { $0.take() }?.resume(throwing: CancellationError())
+                tasks.withLock { $0.forEach { $0.cancel() } }
+            }
+        }
+
+        /// The first column of every row, as an integer (`count(*)` and the like).
+        func integers(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) async throws -> [Int64] {
+            try await rows(sql, binds).map { row in
+                do {
+                    return try row.decode(Int64.self)
+                } catch {
+                    throw ModelError(.unexpectedResult, Database.self, "expected an integer from \(sql): \(error)")
+                }
+            }
+        }
+
+        /// Runs `sql` with text arguments, ignoring any rows it returns.
+        func execute(_ sql: String, _ arguments: [String?]) async throws {
+            var binds = PostgresBindings()
+            for argument in arguments {
+                if let argument { binds.append(argument) } else { binds.appendNull() }
+            }
+            _ = try await rows(sql, binds)
+        }
+
+        /// Decodes rows whose first column is a model's JSON form.
+        func decode<T: Model>(_ type: T.Type, _ rows: [PostgresRow], sql: String, table: String) throws -> [T] {
+            try rows.map { row in
+                guard let cell = row.first, let bytes = cell.bytes else {
+                    throw ModelError(.unexpectedResult, T.self, "a row of \(table) came back empty (SQL: \(sql))")
+                }
+                return try bytes.withUnsafeReadableBytes { buffer in
+                    try JSONForm.decode(T.self, from: buffer, source: sql, label: table)
+                }
+            }
+        }
+    }
+}

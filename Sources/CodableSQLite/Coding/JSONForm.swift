@@ -1,0 +1,63 @@
+import Foundation
+
+/// A whole value as JSON text under the storage contract (``StoredForm``): the seam through which
+/// a storage engine other than SQLite columns (CodablePostgres) encodes and decodes models.
+///
+/// Dates are ``SQLite/Encoder/DateEncodingStrategy/iso8601`` text (`YYYY-MM-DD HH:MM:SS.SSS…`,
+/// UTC), `Data` Base64, `Decimal` an exact number, UUIDs text, nested values objects and arrays:
+/// the same JSON a nested value has inside an SQLite column.
+package enum JSONForm {
+    /// Compact JSON text for `value`, members in declaration order.
+    package static func encode<T: Encodable>(_ value: T) throws -> String {
+        try JSONTreeEncoder.node(for: value, at: .root, options: EncodingOptions()).text
+    }
+
+    /// Appends the JSON for `value` to `bytes` (for building one array of many values); returns
+    /// the names of its members when it is an object.
+    @discardableResult
+    package static func append<T: Encodable>(_ value: T, to bytes: inout [UInt8]) throws -> [String] {
+        let node = try JSONTreeEncoder.node(for: value, at: .root, options: EncodingOptions())
+        node.write(to: &bytes)
+        guard case .object(let box) = node else { return [] }
+        return box.members.map(\.key)
+    }
+
+    /// Decodes a `T` from JSON text; errors name `source` (such as the SQL that read it).
+    ///
+    /// Throws `DecodingError` with the exact coding path, as the column decoders do.
+    package static func decode<T: Decodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer, source: String, label: String) throws -> T {
+        let context = DecodingContext(options: DecodingOptions(), sql: source, columnNames: [label])
+        let value: JSONValue
+        do {
+            value = try JSONParser.parse(bytes.bindMemory(to: UInt8.self))
+        } catch {
+            throw DecodingFailure.dataCorrupted("The stored JSON is not valid: \(error.description)", path: [], location: context.jsonLocation(column: 0))
+        }
+        return try JSONScalars.value(T.self, value, path: .root, context: context, column: 0)
+    }
+
+    /// The stored form of a single value (an id), as a filter holds it.
+    package static func storedValue<T: Encodable>(_ value: T) throws -> SQLite.Value {
+        try ValueEncoder.value(for: value, at: .root, options: EncodingOptions())
+    }
+
+    /// The JSON a filter value has inside stored JSON: text as a string, numbers as numbers,
+    /// a blob as Base64 text; `asBoolean` turns 0 and 1 into `false` and `true`, and `asNumber`
+    /// turns a `Decimal`'s exact text into a number.
+    package static func scalar(_ value: SQLite.Value, asBoolean: Bool = false, asNumber: Bool = false) -> String {
+        switch value {
+        case .null: return "null"
+        case .integer(let integer): return asBoolean ? (integer != 0 ? "true" : "false") : String(integer)
+        case .double(let real): return String(real)
+        case .text(let text):
+            if asNumber { return text }
+            var bytes: [UInt8] = []
+            JSONNode.writeString(text, to: &bytes)
+            return String(decoding: bytes, as: UTF8.self)
+        case .data(let data):
+            var bytes: [UInt8] = []
+            JSONNode.writeString(data.base64EncodedString(), to: &bytes)
+            return String(decoding: bytes, as: UTF8.self)
+        }
+    }
+}

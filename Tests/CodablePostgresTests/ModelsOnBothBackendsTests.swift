@@ -1,0 +1,218 @@
+import Foundation
+import Testing
+@testable import CodablePostgres
+
+/// One set of model tests, run against SQLite and against a real PostgreSQL server.
+@Suite("Models on SQLite and PostgreSQL", .timeLimit(.minutes(1)))
+struct ModelsOnBothBackendsTests {
+    enum Mood: String, Codable, Sendable { case calm, busy }
+    struct Address: Codable, Equatable, Sendable { var city: String; var zip: Int; var verified: Bool }
+    struct Everything: UUIDModel, Equatable, Sendable {
+        let id: UUID
+        var name: String
+        var age: Int
+        var score: Double
+        var active: Bool
+        var born: Date
+        var photo: Data
+        var price: Decimal
+        var homepage: URL
+        var nickname: String?
+        var mood: Mood
+        var address: Address
+        var tags: [String]
+        var extras: [String: Int]
+        var lastSeen: Date?
+    }
+
+    static func sample(_ index: Int) -> Everything {
+        Everything(
+            id: UUID(), name: "Person \(index)", age: 20 + index, score: Double(index) / 3, active: index % 2 == 0,
+            // Microseconds: the precision both engines keep.
+            born: Date(timeIntervalSince1970: 1_700_000_000 + Double(index) * 86_400 + 0.123456),
+            photo: Data([0, 1, 2, 255, UInt8(index % 256)]), price: Decimal(string: "\(index).25")!,
+            homepage: URL(string: "https://example.com/\(index)?q=a%20b")!, nickname: index % 3 == 0 ? nil : "n\(index)",
+            mood: index % 2 == 0 ? .calm : .busy, address: Address(city: index % 2 == 0 ? "Paris" : "Oslo", zip: 1000 + index, verified: index % 4 == 0),
+            tags: ["t\(index)", "all"], extras: ["k": index], lastSeen: index % 2 == 0 ? nil : Date(timeIntervalSince1970: 1_600_000_000.5))
+    }
+
+    @Test("every stored type round-trips", arguments: await Backend.available)
+    func roundTrip(_ backend: Backend) async throws {
+        let db = try await backend.open()
+        let values = (0..<12).map(Self.sample)
+        let saved = try await db.save(values)
+        #expect(saved == values)
+        for value in values {
+            #expect(try await db.get(Everything.self, id: value.id) == value)
+        }
+        #expect(try await db.get(Everything.self, id: UUID()) == nil)
+        #expect(try await db.count(Everything.self) == 12)
+        // Saving again replaces.
+        var changed = values[0]
+        changed.name = "Changed"
+        changed.nickname = nil
+        try await db.save(changed)
+        #expect(try await db.get(Everything.self, id: changed.id) == changed)
+        #expect(try await db.count(Everything.self) == 12)
+    }
+
+    @Test("filters, sorts and pages mean the same on both", arguments: await Backend.available)
+    func filters(_ backend: Backend) async throws {
+        let db = try await backend.open()
+        let values = (0..<20).map(Self.sample)
+        try await db.save(values)
+        func names(_ filter: Filter<Everything>) async throws -> [String] { try await db.get(with: filter).map(\.name) }
+
+        #expect(try await db.count(with: Filter(\Everything.age, is: .greater(than: 35))) == 4)
+        #expect(try await db.count(with: Filter(\Everything.age, is: .between(25, and: 29))) == 5)
+        #expect(try await db.count(with: Filter(\Everything.nickname, is: .equal(to: nil))) == 7)
+        #expect(try await db.count(with: Filter(\Everything.nickname, is: .notEqual(to: nil))) == 13)
+        #expect(try await db.count(with: Filter(\Everything.nickname, is: .notEqual(to: "n1"))) == 19)
+        #expect(try await db.count(with: Filter(\Everything.active, is: .equal(to: true))) == 10)
+        #expect(try await db.count(with: Filter(\Everything.mood, is: .in([.busy]))) == 10)
+        #expect(try await db.count(with: Filter(\Everything.age, is: .notIn([20, 21]))) == 18)
+        #expect(try await db.count(with: Filter(\Everything.age, is: .in([]))) == 0)
+        #expect(try await db.count(with: Filter(\Everything.born, is: .greater(than: values[10].born))) == 9)
+        #expect(try await db.count(with: Filter(\Everything.price, is: .greater(than: Decimal(9.5)))) == 10)
+        #expect(try await db.count(with: Filter(\Everything.id, is: .equal(to: values[3].id))) == 1)
+        #expect(try await db.count(with: Filter(\Everything.photo, is: .equal(to: values[3].photo))) == 1)
+        // Into nested values.
+        #expect(try await db.count(with: Filter(\Everything.address.city, is: .equal(to: "Paris"))) == 10)
+        #expect(try await db.count(with: Filter(\Everything.address.zip, is: .greaterOrEqual(to: 1015))) == 5)
+        #expect(try await db.count(with: Filter(\Everything.address.verified, is: .equal(to: true))) == 5)
+        // Text matching, with characters that are special to LIKE and GLOB.
+        #expect(try await names(Filter(\Everything.name, is: .hasPrefix("Person 1")).sort(by: \.age)).count == 11)
+        #expect(try await db.count(with: Filter(\Everything.name, is: .hasSuffix("9"))) == 2)
+        #expect(try await db.count(with: Filter(\Everything.name, is: .contains("%"))) == 0)
+        #expect(try await db.count(with: Filter(\Everything.name, is: .like("person 1_"))) == 10)
+        #expect(try await db.count(with: Filter(\Everything.address.city, is: .hasPrefix("Os"))) == 10)
+        // Combinations, sorting and paging.
+        let either = Filter(\Everything.age, is: .less(than: 22)).or(\Everything.age, is: .greater(than: 37))
+        #expect(try await names(either.sort(by: \.age)) == ["Person 0", "Person 1", "Person 18", "Person 19"])
+        let page = Filter<Everything>().sort(by: \.mood).sort(by: \.age, ascending: false).limit(3, page: 2)
+        #expect(try await names(page) == ["Person 13", "Person 11", "Person 9"])
+        #expect(try await db.count(with: Filter<Everything>().limit(5, page: 4)) == 5)
+        #expect(try await names(Filter<Everything>().sort(by: \.address.zip, ascending: false).limit(2)) == ["Person 19", "Person 18"])
+        // Optional values sort first, as SQLite sorts NULL.
+        #expect(try await db.get(with: Filter<Everything>().sort(by: \.nickname).limit(1)).first?.nickname == nil)
+    }
+
+    struct Word: UUIDModel, Equatable, Sendable { let id: UUID; var text: String }
+
+    @Test("text compares and sorts by bytes, as SQLite", arguments: await Backend.available)
+    func textOrder(_ backend: Backend) async throws {
+        let db = try await backend.open()
+        try await db.save(["b", "B", "a", "A", "é"].map { Word(id: UUID(), text: $0) })
+        #expect(try await db.get(with: Filter<Word>().sort(by: \.text)).map(\.text) == ["A", "B", "a", "b", "é"])
+        #expect(try await db.count(with: Filter(\Word.text, is: .greater(than: "Z"))) == 3)
+        #expect(try await db.count(with: Filter(\Word.text, is: .hasPrefix("a"))) == 1)
+        #expect(try await db.count(with: Filter(\Word.text, is: .like("a"))) == 2)
+    }
+
+    @Test("deletes by value, id, list and filter report what they removed", arguments: await Backend.available)
+    func deletes(_ backend: Backend) async throws {
+        let db = try await backend.open()
+        let values = (0..<10).map(Self.sample)
+        try await db.save(values)
+        #expect(try await db.delete(values[0]))
+        #expect(try await !db.delete(values[0]))
+        #expect(try await db.delete(Everything.self, id: values[1].id))
+        #expect(try await db.delete([values[2], values[3], values[2]]) == 2)
+        #expect(try await db.delete(with: Filter(\Everything.age, is: .greater(than: 27))) == 2)
+        #expect(try await db.delete(with: Filter<Everything>().sort(by: \.age).limit(2)) == 2)
+        #expect(try await db.get(Everything.self).map(\.age).sorted() == [26, 27])
+    }
+
+    struct Note: Model, Equatable, Sendable { var id: Int?; var text: String }
+
+    @Test("optional integer ids are assigned, after any explicit ids", arguments: await Backend.available)
+    func assignedIDs(_ backend: Backend) async throws {
+        let db = try await backend.open()
+        let first = try await db.save(Note(id: nil, text: "one"))
+        let id = try #require(first.id)
+        let more = try await db.save([Note(id: nil, text: "two"), Note(id: nil, text: "three")])
+        #expect(more.map(\.text) == ["two", "three"])
+        #expect(Set(more.compactMap(\.id)).count == 2 && more.allSatisfy { ($0.id ?? 0) > id })
+        try await db.save(Note(id: 100, text: "explicit"))
+        let after = try await db.save(Note(id: nil, text: "after"))
+        #expect((after.id ?? 0) > 100)
+        #expect(try await db.count(Note.self) == 5)
+    }
+
+    struct Keyed: UUIDModel, Sendable {
+        let id: UUID
+        var email: String
+        static var indexes: [ModelIndex<Keyed>] { [.unique(\.email)] }
+    }
+
+    @Test("a unique index refuses a duplicate; the database stays usable", arguments: await Backend.available)
+    func uniqueIndex(_ backend: Backend) async throws {
+        let db = try await backend.open()
+        try await db.save(Keyed(id: UUID(), email: "a@example.com"))
+        do {
+            try await db.save(Keyed(id: UUID(), email: "a@example.com"))
+            Issue.record("a duplicate was saved")
+        } catch {
+            #expect(backend.isUniqueViolation(error), "\(error)")
+        }
+        try await db.save(Keyed(id: UUID(), email: "b@example.com"))
+        #expect(try await db.count(Keyed.self) == 2)
+    }
+
+    struct Nested: Codable, Sendable { var a: Int }
+    struct Strange: UUIDModel, Sendable {
+        let id: UUID
+        var nested: Nested
+        var computed: Int { 1 }
+    }
+
+    @Test("bad filters throw ModelError and change nothing", arguments: await Backend.available)
+    func badFilters(_ backend: Backend) async throws {
+        let db = try await backend.open()
+        try await db.save(Strange(id: UUID(), nested: Nested(a: 1)))
+        #expect(await throwsModelError(.invalidKeyPath) { _ = try await db.get(with: Filter(\Strange.computed, is: .equal(to: 1))) })
+        #expect(await throwsModelError(.invalidFilter) { _ = try await db.get(with: Filter<Strange>().limit(-1)) })
+        #expect(await throwsModelError(.invalidFilter) { _ = try await db.get(with: Filter(\Strange.nested.a, is: .equal(to: 1)).limit(1, page: 0)) })
+        #expect(try await db.count(with: Filter(\Strange.nested.a, is: .equal(to: 1))) == 1)
+    }
+
+    @Test("the key-value store keeps any Codable value", arguments: await Backend.available)
+    func keyValue(_ backend: Backend) async throws {
+        let db = try await backend.open()
+        #expect(try await db.value(Int.self, forKey: "missing") == nil)
+        try await db.store(173813.5345, forKey: "number")
+        try await db.store([Self.sample(1).address], forKey: "addresses")
+        try await db.store(Date(timeIntervalSince1970: 1_700_000_000.25), forKey: "date")
+        #expect(try await db.value(Double.self, forKey: "number") == 173813.5345)
+        #expect(try await db.value([Address].self, forKey: "addresses") == [Self.sample(1).address])
+        #expect(try await db.value(Date.self, forKey: "date") == Date(timeIntervalSince1970: 1_700_000_000.25))
+        #expect(try await db.removeValue(forKey: "number"))
+        #expect(try await !db.removeValue(forKey: "number"))
+        #expect(try await db.value(Double.self, forKey: "number") == nil)
+    }
+
+    enum Version1 { struct Pet: UUIDModel, Sendable { let id: UUID; var name: String } }
+    enum Version2 {
+        struct Pet: UUIDModel, Sendable {
+            let id: UUID; var name: String; var age: Int?
+            static var tableName: String { "Pet" }
+        }
+    }
+    enum Version3 {
+        struct Pet: UUIDModel, Sendable {
+            let id: UUID; var name: String; var weight: Double
+            static var tableName: String { "Pet" }
+        }
+    }
+
+    @Test("a new optional property becomes a column; a new required one on a table with rows is refused", arguments: await Backend.available)
+    func evolution(_ backend: Backend) async throws {
+        let db = try await backend.open()
+        let id = UUID()
+        try await db.save(Version1.Pet(id: id, name: "Rex"))
+        try await db.save(Version2.Pet(id: UUID(), name: "Tom", age: 3))
+        #expect(try await db.get(Version2.Pet.self, id: id)?.age == nil)
+        #expect(await throwsModelError(.schemaMismatch) { try await db.save(Version3.Pet(id: UUID(), name: "Bo", weight: 1)) })
+        #expect(try await db.count(Version2.Pet.self) == 2)
+    }
+}

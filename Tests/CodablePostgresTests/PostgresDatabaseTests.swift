@@ -1,0 +1,215 @@
+import Foundation
+import Testing
+@testable import CodablePostgres
+
+/// What only the PostgreSQL side has: a server, transactions over the network, several app
+/// instances, its own column types, and copying an app's data over from SQLite.
+@Suite("PostgreSQL database", .needsPostgres, .timeLimit(.minutes(1)))
+struct PostgresDatabaseTests {
+    struct Person: UUIDModel, Equatable, Sendable {
+        let id: UUID
+        var name: String
+        var age: Int
+        var born: Date
+        var address: Address
+        static var indexes: [ModelIndex<Person>] { [.index(\.age), .index(\.address.city)] }
+    }
+    struct Address: Codable, Equatable, Sendable { var city: String }
+    struct Note: Model, Equatable, Sendable { var id: Int?; var text: String }
+
+    @Test("tables use PostgreSQL's own types")
+    func nativeTypes() async throws {
+        let db = try await TestServer.shared.freshDatabase()
+        try await db.save(ModelsOnBothBackendsTests.sample(1))
+        let types = try await db.handle.session.rows("""
+            SELECT column_name::text || ' ' || data_type::text || ' ' || is_nullable::text FROM information_schema.columns \
+            WHERE table_name = 'Everything' ORDER BY ordinal_position
+            """).map { try $0.decode(String.self) }
+        #expect(types == [
+            "id uuid NO", "name text NO", "age bigint NO", "score double precision NO", "active boolean NO",
+            "born timestamp with time zone NO", "photo bytea NO", "price numeric NO", "homepage text NO", "nickname text YES",
+            "mood text NO", "address jsonb NO", "tags jsonb NO", "extras jsonb NO", "lastSeen timestamp with time zone YES",
+        ])
+        // Its own SQL works on the stored values.
+        let year = try await db.handle.session.integers("SELECT extract(year FROM born)::bigint FROM \"Everything\"")
+        #expect(year == [2023])
+    }
+
+    @Test("dates round-trip to the microsecond")
+    func datePrecision() async throws {
+        let db = try await TestServer.shared.freshDatabase()
+        let precise = Date(timeIntervalSince1970: 1_700_000_000.123456789)
+        let saved = try await db.save(Person(id: UUID(), name: "A", age: 1, born: precise, address: Address(city: "Bergen")))
+        #expect(abs(saved.born.timeIntervalSince(precise)) < 0.000_001)
+        #expect(try await db.get(Person.self, id: saved.id)?.born == saved.born)
+    }
+
+    @Test("a transaction commits everything or nothing")
+    func transactions() async throws {
+        let db = try await TestServer.shared.freshDatabase()
+        let a = Person(id: UUID(), name: "A", age: 1, born: Date(timeIntervalSince1970: 0), address: Address(city: "Bergen"))
+        let b = Person(id: UUID(), name: "B", age: 2, born: Date(timeIntervalSince1970: 0), address: Address(city: "Oslo"))
+        try await db.inTransaction { tx in
+            try await tx.save(a)
+            try await tx.save(b)
+            #expect(try await tx.count(Person.self) == 2)
+        }
+        struct Stop: Error {}
+        await #expect(throws: Stop.self) {
+            try await db.inTransaction { tx in
+                try await tx.delete(a)
+                try await tx.save(Person(id: UUID(), name: "C", age: 3, born: Date(timeIntervalSince1970: 0), address: Address(city: "Bergen")))
+                throw Stop()
+            }
+        }
+        #expect(try await db.get(with: Filter<Person>().sort(by: \.name)).map(\.name) == ["A", "B"])
+        #expect(try await db.count(with: Filter(\Person.address.city, is: .equal(to: "Oslo"))) == 1)
+    }
+
+    @Test("an unreachable server, a wrong password and a bad URL give clear errors")
+    func connectionErrors() async throws {
+        let base = try await TestServer.shared.start().get()
+        let port = try TestServer.freePort()
+        do {
+            _ = try await Postgres.Database(url: "postgres://postgres:secret@127.0.0.1:\(port)/postgres?sslmode=disable")
+            Issue.record("connected to a port nobody listens on")
+        } catch let error as Postgres.Error {
+            #expect(error.code == .connection, "\(error)")
+        }
+        do {
+            _ = try await Postgres.Database(url: base.replacingOccurrences(of: ":secret@", with: ":wrong@") + "postgres?sslmode=disable")
+            Issue.record("connected with a wrong password")
+        } catch let error as Postgres.Error {
+            #expect(error.code == .authentication, "\(error)")
+            #expect(error.sqlState == "28P01")
+        }
+        for url in ["mysql://a@b/c", "not a url", "postgres://127.0.0.1/x", "postgres://u:hunter2@h:99999/x", "postgres://u@h/x?sslmode=maybe"] {
+            do {
+                _ = try await Postgres.Database(url: url)
+                Issue.record("accepted \(url)")
+            } catch let error as Postgres.Error {
+                #expect(error.code == .invalidURL, "\(url): \(error)")
+                #expect(!error.description.contains("hunter2"))
+            }
+        }
+    }
+
+    @Test("a dropped connection fails its statement and the pool recovers")
+    func droppedConnection() async throws {
+        let url = try await TestServer.shared.freshDatabaseURL()
+        // A statement on a connection the server has just ended can get no answer at all: the
+        // timeout turns that into an error too.
+        let db = try await Postgres.Database(url: url, statementTimeout: .seconds(2))
+        try await db.save(Note(id: nil, text: "before"))
+        let killer = try await Postgres.Database(url: url)
+        try await killer.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()")
+        var failures: [Postgres.Error] = []
+        var counted: Int?
+        for _ in 0..<5 where counted == nil {
+            do {
+                counted = try await db.count(Note.self)
+            } catch let error as Postgres.Error {
+                failures.append(error)
+            }
+        }
+        #expect(counted == 1)
+        #expect(failures.allSatisfy { $0.code == .connection }, "\(failures)")
+        try await db.save(Note(id: nil, text: "after"))
+        #expect(try await db.count(Note.self) == 2)
+    }
+
+    @Test("a statement over the time limit is cancelled by the server; a cancelled task stops waiting at once")
+    func timeoutsAndCancellation() async throws {
+        let url = try await TestServer.shared.freshDatabaseURL()
+        let db = try await Postgres.Database(url: url, statementTimeout: .seconds(1))
+        do {
+            try await db.execute("SELECT pg_sleep(3)")
+            Issue.record("a 3-second statement finished under a 1-second limit")
+        } catch let error as Postgres.Error {
+            #expect(error.sqlState == "57014", "\(error)")  // query_canceled
+        }
+        let patient = try await Postgres.Database(url: url, statementTimeout: nil)
+        let started = ContinuousClock.now
+        let sleeper = Task { try await patient.execute("SELECT pg_sleep(5)") }
+        try await Task.sleep(for: .milliseconds(200))
+        sleeper.cancel()
+        await #expect(throws: CancellationError.self) { try await sleeper.value }
+        #expect(ContinuousClock.now - started < .seconds(3))
+        try await db.execute("SELECT 1")
+    }
+
+    @Test("several instances creating the same table at once all succeed")
+    func concurrentCreation() async throws {
+        let url = try await TestServer.shared.freshDatabaseURL()
+        let instances = try await withThrowingTaskGroup(of: Postgres.Database.self) { group in
+            for _ in 0..<6 { group.addTask { try await Postgres.Database(url: url) } }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for (number, db) in instances.enumerated() {
+                group.addTask {
+                    try await db.save(Person(id: UUID(), name: "P\(number)", age: number, born: Date(timeIntervalSince1970: 0), address: Address(city: "Bergen")))
+                    try await db.store(number, forKey: "k\(number)")
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(try await instances[0].count(Person.self) == 6)
+        #expect(try await instances[0].value(Int.self, forKey: "k5") == 5)
+    }
+
+    @Test("two processes saving against one server give exact counts")
+    func twoProcesses() async throws {
+        let url = try await TestServer.shared.freshDatabaseURL()
+        let worker = Bundle.main.bundleURL.appendingPathComponent("postgres-worker").path
+        let binary = FileManager.default.isExecutableFile(atPath: worker) ? worker
+            : URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("postgres-worker").path
+        async let first = TestServer.run([binary, url, "300", "first"])
+        async let second = TestServer.run([binary, url, "300", "second"])
+        let (one, two) = try await (first, second)
+        #expect(one.status == 0 && one.output.contains("saved 300"), "\(one.output)")
+        #expect(two.status == 0 && two.output.contains("saved 300"), "\(two.output)")
+        struct Visit: UUIDModel, Sendable { let id: UUID; var worker: String; var number: Int }
+        let db = try await Postgres.Database(url: url)
+        #expect(try await db.count(Visit.self) == 600)
+        #expect(try await db.count(with: Filter(\Visit.number, is: .equal(to: 299))) == 2)
+    }
+
+    @Test("copy moves an SQLite database's models over, and again changes nothing")
+    func copyFromSQLite() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("copy-\(UUID().uuidString).sqlite").path
+        let sqlite = try SQLite.Database(path: path)
+        let people = (0..<2_345).map { Person(id: UUID(), name: "P\($0)", age: $0 % 90, born: Date(timeIntervalSince1970: Double($0)), address: Address(city: "C\($0 % 7)")) }
+        _ = try await sqlite.save(people)
+        _ = try await sqlite.save((0..<1_200).map { Note(id: nil, text: "note \($0)") })
+        let db = try await TestServer.shared.freshDatabase()
+        let copied = try await db.copy([Person.self, Note.self], from: sqlite, batchSize: 500)
+        #expect(copied == ["Person": 2_345, "Note": 1_200])
+        #expect(try await db.count(Person.self) == 2_345)
+        #expect(try await db.get(Person.self, id: people[1_234].id) == people[1_234])
+        #expect(try await db.count(with: Filter(\Person.address.city, is: .equal(to: "C3"))) == (try await sqlite.count(with: Filter(\Person.address.city, is: .equal(to: "C3")))))
+        let again = try await db.copy([Person.self, Note.self], from: sqlite)
+        #expect(again == copied)
+        #expect(try await db.count(Note.self) == 1_200)
+        // Ids PostgreSQL assigns continue after the copied ones.
+        #expect(try await db.save(Note(id: nil, text: "new")).id == 1_201)
+    }
+
+    struct Renamed: UUIDModel, Sendable {
+        let id: UUID
+        var name: String
+        enum CodingKeys: String, CodingKey { case id, name = "full_name" }
+    }
+
+    @Test("models that cannot be stored are refused with ModelError, naming the model")
+    func refusedModels() async throws {
+        let db = try await TestServer.shared.freshDatabase()
+        do {
+            try await db.save(Renamed(id: UUID(), name: "x"))
+            Issue.record("a renamed key was saved")
+        } catch let error as ModelError {
+            #expect(error.code == .unsupportedModel && error.model == "Renamed" && error.message.contains("full_name"))
+        }
+        #expect(try await db.count(Person.self) == 0)
+    }
+}
