@@ -77,6 +77,7 @@ extension Postgres {
             if database.isClosed.withLock({ $0 }) {
                 throw Postgres.Error(.closed, message: "the database is closed", sql: sql)
             }
+            try Task.checkCancellation()
             let client = database.client, connection = connection
             let run: @Sendable () async throws -> [PostgresRow] = {
                 if let connection { return try await connection.query(query, logger: Database.logger).collect() }

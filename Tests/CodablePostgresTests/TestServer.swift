@@ -155,7 +155,10 @@ actor TestServer {
             do { try process.run() } catch { process.terminationHandler = nil; continuation.resume(throwing: error) }
         }
         try? handle.close()
-        return (status, (try? String(contentsOf: output, encoding: .utf8)) ?? "")
+        // FileHandle rather than String(contentsOf:), whose Foundation buffer LeakSanitizer reports.
+        let reader = try FileHandle(forReadingFrom: output)
+        defer { try? reader.close() }
+        return (status, String(decoding: (try reader.readToEnd()) ?? Data(), as: UTF8.self))
     }
 }
 

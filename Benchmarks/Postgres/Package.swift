@@ -1,0 +1,25 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+// The PostgreSQL benchmark: CodablePostgres against Fluent with fluent-postgres-driver, on a
+// throwaway server. A package of its own, so that the main benchmark (built by CI) does not build
+// Fluent; run it with Benchmarks/Postgres/run.
+let package = Package(
+    name: "PostgresBenchmarks",
+    platforms: [.macOS(.v13)],
+    dependencies: [
+        .package(name: "CodableSQLite", path: "../.."),
+        .package(url: "https://github.com/vapor/fluent-kit", exact: "1.57.0"),
+        .package(url: "https://github.com/vapor/fluent-postgres-driver", exact: "2.14.0"),
+    ],
+    targets: [
+        .executableTarget(
+            name: "bench-postgres",
+            dependencies: [
+                .product(name: "CodablePostgres", package: "CodableSQLite"),
+                .product(name: "FluentKit", package: "fluent-kit"),
+                .product(name: "FluentPostgresDriver", package: "fluent-postgres-driver"),
+            ]
+        )
+    ]
+)

@@ -1,0 +1,165 @@
+// Scenarios A–D through each library's model API on one PostgreSQL server (loopback):
+//   A  insert 100,000 items        B  fetch all 100,000      C  10,000 lookups by id
+//   D  update 100,000 items (A and D in one transaction each)
+// Contenders: CodablePostgres (`extension Item: CodableSQLite.Model {}`) and Fluent 1.57 with
+// fluent-postgres-driver 2.14 (a hand-declared FluentKit model of the same record).
+//
+//   bench-postgres URL [--quick]
+import CodablePostgres
+import FluentKit
+import FluentPostgresDriver
+import Foundation
+
+extension Item: CodableSQLite.Model {}
+
+final class FluentItem: FluentKit.Model, @unchecked Sendable {  // Fluent's models are classes with property wrappers; used by one task at a time
+    static let schema = "fluent_item"
+    @ID(custom: "id", generatedBy: .user) var id: Int64?
+    @Field(key: "title") var title: String
+    @OptionalField(key: "note") var note: String?
+    @OptionalField(key: "dueDate") var dueDate: Date?
+    @Field(key: "isCompleted") var isCompleted: Bool
+    @Field(key: "priority") var priority: Int
+    @Field(key: "score") var score: Double
+    @Field(key: "uuid") var uuid: UUID
+    @Field(key: "tags") var tags: [String]
+    @Field(key: "createdAt") var createdAt: Date
+
+    init() {}
+
+    init(_ item: Item) {
+        id = item.id
+        set(item)
+    }
+
+    func set(_ item: Item) {
+        title = item.title; note = item.note; dueDate = item.dueDate; isCompleted = item.isCompleted
+        priority = item.priority; score = item.score; uuid = item.uuid; tags = item.tags; createdAt = item.createdAt
+    }
+
+    var item: Item {
+        Item(id: id ?? 0, title: title, note: note, dueDate: dueDate, isCompleted: isCompleted, priority: priority,
+             score: score, uuid: uuid, tags: tags, createdAt: createdAt)
+    }
+}
+
+struct Result {
+    let contender: String
+    var seconds: [String: Double] = [:]
+    var checksums: [String: Checksum] = [:]
+}
+
+func measure(_ work: () async throws -> Void) async rethrows -> Double {
+    let start = ContinuousClock.now
+    try await work()
+    let elapsed = ContinuousClock.now - start
+    return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+}
+
+/// The same data for every contender.
+struct Workload: Sendable {
+    let url: String
+    let items: [Item]
+    let changed: [Item]
+    let ids: [Int64]
+
+    init(url: String, count: Int) {
+        self.url = url
+        items = Item.generate(count: count)
+        changed = Item.updated(items)
+        var random = SplitMix(seed: 42)
+        ids = (0..<count / 10).map { _ in Int64(random.next() % UInt64(count)) + 1 }
+    }
+}
+
+func codablePostgres(_ work: Workload) async throws -> Result {
+    let (url, items, changed, ids) = (work.url, work.items, work.changed, work.ids)
+    var result = Result(contender: "CodablePostgres")
+    let db = try await Postgres.Database(url: url)
+    try await db.execute("DROP TABLE IF EXISTS \"Item\"")
+    _ = try await db.count(Item.self)  // creates the table outside the timing, as Fluent's migration below
+    result.seconds["A"] = try await measure { try await db.inTransaction { tx in try await tx.save(items) } }
+    var all: [Item] = []
+    result.seconds["B"] = try await measure { all = try await db.get(with: Filter<Item>().sort(by: \.id)) }
+    result.checksums["B"] = { var sum = Checksum(); sum.add(all); return sum }()
+    var found = Checksum()
+    result.seconds["C"] = try await measure {
+        for id in ids { if let item = try await db.get(Item.self, id: id) { found.add(item) } }
+    }
+    result.checksums["C"] = found
+    result.seconds["D"] = try await measure { try await db.inTransaction { tx in try await tx.save(changed) } }
+    var after = Checksum()
+    after.add(try await db.get(with: Filter<Item>().sort(by: \.id)))
+    result.checksums["D"] = after
+    await db.close()
+    return result
+}
+
+func fluent(_ work: Workload) async throws -> Result {
+    let (url, items, changed, ids) = (work.url, work.items, work.changed, work.ids)
+    var result = Result(contender: "Fluent")
+    let databases = Databases(threadPool: NIOThreadPool.singleton, on: MultiThreadedEventLoopGroup.singleton)
+    databases.use(try .postgres(url: url, maxConnectionsPerEventLoop: 2), as: .psql)
+    guard let db = databases.database(logger: Logger(label: "bench"), on: MultiThreadedEventLoopGroup.singleton.any()) else {
+        throw FluentError.noResults
+    }
+    try? await db.schema(FluentItem.schema).delete()
+    try await db.schema(FluentItem.schema)
+        .field("id", .int64, .identifier(auto: false))
+        .field("title", .string, .required).field("note", .string).field("dueDate", .datetime)
+        .field("isCompleted", .bool, .required).field("priority", .int, .required).field("score", .double, .required)
+        .field("uuid", .uuid, .required).field("tags", .array(of: .string), .required).field("createdAt", .datetime, .required)
+        .create()
+    // Fluent binds every value: 10 per row, and a statement takes at most 65,535 values.
+    result.seconds["A"] = try await measure {
+        try await db.transaction { tx in
+            for start in stride(from: 0, to: items.count, by: 1_000) {
+                try await items[start..<min(start + 1_000, items.count)].map(FluentItem.init).create(on: tx)
+            }
+        }
+    }
+    var all: [FluentItem] = []
+    result.seconds["B"] = try await measure { all = try await FluentItem.query(on: db).sort(\.$id).all() }
+    result.checksums["B"] = { var sum = Checksum(); sum.add(all.map(\.item)); return sum }()
+    var found = Checksum()
+    result.seconds["C"] = try await measure {
+        for id in ids { if let item = try await FluentItem.find(id, on: db) { found.add(item.item) } }
+    }
+    result.checksums["C"] = found
+    // Fluent updates one model per statement: the models fetched in B, changed.
+    let models = all
+    result.seconds["D"] = try await measure {
+        try await db.transaction { tx in
+            for (model, item) in zip(models, changed) {
+                model.set(item)
+                try await model.update(on: tx)
+            }
+        }
+    }
+    var after = Checksum()
+    after.add(try await FluentItem.query(on: db).sort(\.$id).all().map(\.item))
+    result.checksums["D"] = after
+    try await databases.shutdownAsync()
+    return result
+}
+
+let arguments = CommandLine.arguments
+guard arguments.count >= 2 else {
+    print("usage: bench-postgres URL [--quick]   (Benchmarks/Postgres/run starts a server and passes its URL)")
+    exit(2)
+}
+let count = arguments.contains("--quick") ? 10_000 : 100_000
+let work = Workload(url: arguments[1], count: count)
+print("PostgreSQL benchmark: \(count) items, \(count / 10) lookups, one run per contender, loopback server")
+let ours = try await codablePostgres(work)
+let theirs = try await fluent(work)
+for scenario in ["B", "C", "D"] where ours.checksums[scenario] != theirs.checksums[scenario] {
+    print("checksums differ in \(scenario): \(ours.checksums[scenario].map(String.init(describing:)) ?? "-") vs \(theirs.checksums[scenario].map(String.init(describing:)) ?? "-")")
+    exit(1)
+}
+print("scenario | CodablePostgres | Fluent | Fluent / CodablePostgres")
+print("---|---|---|---")
+for scenario in ["A", "B", "C", "D"] {
+    let a = ours.seconds[scenario] ?? 0, b = theirs.seconds[scenario] ?? 0
+    print("\(scenario) | \(String(format: "%.3f s", a)) | \(String(format: "%.3f s", b)) | \(String(format: "%.2fx", b / a))")
+}
