@@ -11,6 +11,7 @@ let package = Package(
         .package(name: "CodableSQLite", path: "../.."),
         .package(url: "https://github.com/vapor/fluent-kit", exact: "1.57.0"),
         .package(url: "https://github.com/vapor/fluent-postgres-driver", exact: "2.14.0"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         .executableTarget(
@@ -19,6 +20,7 @@ let package = Package(
                 .product(name: "CodablePostgres", package: "CodableSQLite"),
                 .product(name: "FluentKit", package: "fluent-kit"),
                 .product(name: "FluentPostgresDriver", package: "fluent-postgres-driver"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),  // NIO's event loop group for Fluent
             ]
         )
     ]

@@ -16,7 +16,7 @@ extension Postgres.Database {
     @discardableResult
     public func copy(_ types: [any (Model & Sendable).Type], from source: SQLite.Database, batchSize: Int = 1_000) async throws -> [String: Int] {
         guard batchSize > 0 else {
-            throw Postgres.Error(.invalidURL, message: "copy needs a batchSize of 1 or more, not \(batchSize)")
+            throw Postgres.Error(.invalidArgument, message: "copy needs a batchSize of 1 or more, not \(batchSize)")
         }
         var copied: [String: Int] = [:]
         for type in types {

@@ -51,7 +51,7 @@ extension Postgres {
             let address = try Address(url: url)
             self.statementTimeout = statementTimeout
             guard maximumConnections >= 2 else {
-                throw Postgres.Error(.invalidURL, message: "maximumConnections must be 2 or more (one for schema changes while a transaction holds another)")
+                throw Postgres.Error(.invalidArgument, message: "maximumConnections must be 2 or more (one for schema changes while a transaction holds another)")
             }
             location = "\(address.host):\(address.port)/\(address.database)"
             // One connection first, so that an unreachable server or a wrong password fails here

@@ -78,6 +78,8 @@ extension Postgres {
             public static let closed = Code("closed")
             /// The URL given to ``Postgres/Database/init(url:maximumConnections:statementTimeout:)`` cannot be used.
             public static let invalidURL = Code("invalidURL")
+            /// An argument out of range, such as `maximumConnections: 1` or `batchSize: 0`.
+            public static let invalidArgument = Code("invalidArgument")
 
             /// The ``name``.
             public var description: String { name }

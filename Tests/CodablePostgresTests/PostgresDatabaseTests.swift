@@ -83,6 +83,12 @@ struct PostgresDatabaseTests {
             #expect(error.code == .authentication, "\(error)")
             #expect(error.sqlState == "28P01")
         }
+        do {
+            _ = try await Postgres.Database(url: base + "postgres?sslmode=disable", maximumConnections: 1)
+            Issue.record("accepted a pool of one connection")
+        } catch let error as Postgres.Error {
+            #expect(error.code == .invalidArgument, "\(error)")
+        }
         for url in ["mysql://a@b/c", "not a url", "postgres://127.0.0.1/x", "postgres://u:hunter2@h:99999/x", "postgres://u@h/x?sslmode=maybe"] {
             do {
                 _ = try await Postgres.Database(url: url)
@@ -188,6 +194,12 @@ struct PostgresDatabaseTests {
         #expect(try await db.count(Person.self) == 2_345)
         #expect(try await db.get(Person.self, id: people[1_234].id) == people[1_234])
         #expect(try await db.count(with: Filter(\Person.address.city, is: .equal(to: "C3"))) == (try await sqlite.count(with: Filter(\Person.address.city, is: .equal(to: "C3")))))
+        do {
+            try await db.copy([Person.self], from: sqlite, batchSize: 0)
+            Issue.record("copied with batches of 0")
+        } catch let error as Postgres.Error {
+            #expect(error.code == .invalidArgument, "\(error)")
+        }
         let again = try await db.copy([Person.self, Note.self], from: sqlite)
         #expect(again == copied)
         #expect(try await db.count(Note.self) == 1_200)

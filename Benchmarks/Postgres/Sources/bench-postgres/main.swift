@@ -9,6 +9,7 @@ import CodablePostgres
 import FluentKit
 import FluentPostgresDriver
 import Foundation
+import PostgresNIO
 
 extension Item: CodableSQLite.Model {}
 
