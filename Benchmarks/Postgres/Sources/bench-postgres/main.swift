@@ -44,7 +44,7 @@ final class FluentItem: FluentKit.Model, @unchecked Sendable {  // Fluent's mode
     }
 }
 
-struct Result {
+struct Timings {
     let contender: String
     var seconds: [String: Double] = [:]
     var checksums: [String: Checksum] = [:]
@@ -73,13 +73,13 @@ struct Workload: Sendable {
     }
 }
 
-func codablePostgres(_ work: Workload) async throws -> Result {
+func codablePostgres(_ work: Workload) async throws -> Timings {
     let (url, items, changed, ids) = (work.url, work.items, work.changed, work.ids)
-    var result = Result(contender: "CodablePostgres")
+    var result = Timings(contender: "CodablePostgres")
     let db = try await Postgres.Database(url: url)
     try await db.execute("DROP TABLE IF EXISTS \"Item\"")
     _ = try await db.count(Item.self)  // creates the table outside the timing, as Fluent's migration below
-    result.seconds["A"] = try await measure { try await db.inTransaction { tx in try await tx.save(items) } }
+    result.seconds["A"] = try await measure { try await db.inTransaction { tx in _ = try await tx.save(items) } }
     var all: [Item] = []
     result.seconds["B"] = try await measure { all = try await db.get(with: Filter<Item>().sort(by: \.id)) }
     result.checksums["B"] = { var sum = Checksum(); sum.add(all); return sum }()
@@ -88,7 +88,7 @@ func codablePostgres(_ work: Workload) async throws -> Result {
         for id in ids { if let item = try await db.get(Item.self, id: id) { found.add(item) } }
     }
     result.checksums["C"] = found
-    result.seconds["D"] = try await measure { try await db.inTransaction { tx in try await tx.save(changed) } }
+    result.seconds["D"] = try await measure { try await db.inTransaction { tx in _ = try await tx.save(changed) } }
     var after = Checksum()
     after.add(try await db.get(with: Filter<Item>().sort(by: \.id)))
     result.checksums["D"] = after
@@ -96,9 +96,9 @@ func codablePostgres(_ work: Workload) async throws -> Result {
     return result
 }
 
-func fluent(_ work: Workload) async throws -> Result {
+func fluent(_ work: Workload) async throws -> Timings {
     let (url, items, changed, ids) = (work.url, work.items, work.changed, work.ids)
-    var result = Result(contender: "Fluent")
+    var result = Timings(contender: "Fluent")
     let databases = Databases(threadPool: NIOThreadPool.singleton, on: MultiThreadedEventLoopGroup.singleton)
     databases.use(try .postgres(url: url, maxConnectionsPerEventLoop: 2), as: .psql)
     guard let db = databases.database(logger: Logger(label: "bench"), on: MultiThreadedEventLoopGroup.singleton.any()) else {
