@@ -51,8 +51,9 @@ struct CancellationTests {
         let result = await task.result
         let latency = Date().timeIntervalSince(cancelledAt)
         #expect(throws: CancellationError.self) { try result.get() }
-        // The statement alone would run for minutes; 50 ms is the goal, a loaded CI machine gets slack.
-        #expect(latency < 0.5, "cancellation took \(latency) s")
+        // The statement alone would run for minutes; 50 ms is the goal. A loaded CI machine gets
+        // slack: under a sanitizer, with the PostgreSQL suites starting a server on the same 2 cores.
+        #expect(latency < 2, "cancellation took \(latency) s")
         // The database is still usable, on the same connection.
         #expect(try await db.read("SELECT 1 AS one")[0]["one"] == .integer(1))
     }
