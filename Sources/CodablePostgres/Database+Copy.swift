@@ -37,9 +37,8 @@ extension Postgres.Database {
             var written = 0
             var last: T.ID?
             while true {
-                var filter = Filter<T>().sort(by: idKeyPath).limit(batchSize)
-                if let last { filter = Filter(idKeyPath, is: .greater(than: last)).sort(by: idKeyPath).limit(batchSize) }
-                let batch = try await source.get(with: filter)
+                let after = last.map { Filter(idKeyPath, is: .greater(than: $0)) } ?? Filter<T>()
+                let batch = try await source.get(with: after.sort(by: idKeyPath).limit(batchSize))
                 guard let end = batch.last else { break }
                 try await tx.save(batch)
                 written += batch.count

@@ -118,17 +118,6 @@ extension Postgres {
             }
         }
 
-        /// Runs SQL of your own, such as a migration. Values are bound as text to `$1`, `$2`…
-        /// (cast them in the SQL: `$1::bigint`); `nil` binds `NULL`.
-        ///
-        /// ```swift
-        /// try await db.execute("CREATE INDEX IF NOT EXISTS person_name ON \"Person\" (lower(name))")
-        /// try await db.execute("UPDATE \"Person\" SET age = age + 1 WHERE name = $1", "Bob")
-        /// ```
-        public func execute(_ sql: String, _ arguments: String?...) async throws {
-            try await session.execute(sql, arguments)
-        }
-
         /// Statements on any connection of the pool.
         var session: Session { Session(database: self, connection: nil) }
     }
@@ -143,11 +132,6 @@ extension Postgres {
 
         init(session: Session) {
             self.session = session
-        }
-
-        /// Runs SQL of your own inside the transaction; see ``Database/execute(_:_:)``.
-        public func execute(_ sql: String, _ arguments: String?...) async throws {
-            try await session.execute(sql, arguments)
         }
     }
 }

@@ -57,14 +57,16 @@ enum PostgresSQL {
         }
         let path = "ARRAY[" + reference.jsonPath.map(SQLName.literal).joined(separator: ", ") + "]::text[]"
         let isBool = reference.isBool, isDecimal = reference.isDecimal
+        // jsonb orders numbers as numbers and strings as strings: the value itself sorts.
+        let member = "NULLIF(\(column.quoted) #> \(path), 'null'::jsonb)"
         return Expression(
-            sql: "NULLIF(\(column.quoted) #> \(path), 'null'::jsonb)",
+            sql: member,
             text: "(\(column.quoted) #>> \(path))",
             parameter: { value, binds in
                 binds.append(JSONForm.scalar(value, asBoolean: isBool, asNumber: isDecimal))
                 return "$\(binds.count)::jsonb"
             },
-            ordered: "NULLIF(\(column.quoted) #> \(path), 'null'::jsonb)")
+            ordered: member)
     }
 
     private static func condition(_ predicate: CodableSQLite.Predicate, table: PostgresTable, root: Any.Type, binds: inout PostgresBindings) throws -> String {

@@ -40,6 +40,17 @@ extension Postgres.Transaction: Postgres.Queryable {
 }
 
 extension Postgres.Queryable {
+    /// Runs SQL of your own, such as a migration (inside the transaction, for a ``Postgres/Transaction``).
+    /// Values are bound as text to `$1`, `$2`… (cast them in the SQL: `$1::bigint`); `nil` binds `NULL`.
+    ///
+    /// ```swift
+    /// try await db.execute("CREATE INDEX IF NOT EXISTS person_name ON \"Person\" (lower(name))")
+    /// try await db.execute("UPDATE \"Person\" SET age = age + 1 WHERE name = $1", "Bob")
+    /// ```
+    public func execute(_ sql: String, _ arguments: String?...) async throws {
+        try await handle.session.execute(sql, arguments)
+    }
+
     /// Inserts or replaces a value (by id); returns it as stored, with its id when PostgreSQL
     /// assigned one and its `Date`s at PostgreSQL's microsecond precision.
     ///

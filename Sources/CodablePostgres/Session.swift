@@ -109,14 +109,17 @@ extension Postgres {
                         }
                         tasks.withLock { $0.forEach { $0.cancel() } }
                     }
-                    let timer = Task {
-                        guard let limit, (try? await Task.sleep(for: limit)) != nil else { return }
-                        waiting.withLock { $0.take() }?.resume(throwing: Postgres.Error(
-                            .connection, message: "the server did not answer within \(limit); the connection is lost or the server is overloaded",
-                            sql: sql))
+                    // No limit, no timer: nothing more per statement than the worker.
+                    let timer = limit.map { limit in
+                        Task {
+                            guard (try? await Task.sleep(for: limit)) != nil else { return }
+                            waiting.withLock { $0.take() }?.resume(throwing: Postgres.Error(
+                                .connection, message: "the server did not answer within \(limit); the connection is lost or the server is overloaded",
+                                sql: sql))
+                        }
                     }
-                    tasks.withLock { $0 = [worker, timer] }
-                    if waiting.withLock({ $0 == nil }) { timer.cancel() }
+                    tasks.withLock { $0 = [worker] + (timer.map { [$0] } ?? []) }
+                    if waiting.withLock({ $0 == nil }) { timer?.cancel() }
                 }
             } onCancel: {
                 waiting.withLock { $0.take() }?.resume(throwing: CancellationError())
