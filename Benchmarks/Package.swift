@@ -1,13 +1,15 @@
 // swift-tools-version: 6.1
 import PackageDescription
 
-// Benchmarks live in their own package so that users of CodableSQLite never fetch GRDB.
+// Benchmarks live in their own package so that users of CodableSQLite never fetch GRDB or Fluent.
 let package = Package(
     name: "Benchmarks",
     platforms: [.macOS(.v13)],
     dependencies: [
         .package(name: "CodableSQLite", path: ".."),
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
+        .package(url: "https://github.com/vapor/fluent-kit", exact: "1.57.0"),
+        .package(url: "https://github.com/vapor/fluent-sqlite-driver", exact: "4.9.0"),
     ],
     targets: [
         .executableTarget(
@@ -16,6 +18,8 @@ let package = Package(
                 .product(name: "CodableSQLite", package: "CodableSQLite"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
+                .product(name: "FluentKit", package: "fluent-kit"),
+                .product(name: "FluentSQLiteDriver", package: "fluent-sqlite-driver"),
             ]
         )
     ]

@@ -2,7 +2,7 @@ import Foundation
 import GRDB
 
 /// Opens a GRDB database with the benchmark settings: a pool (WAL) for files, a queue in memory.
-private func openGRDB(path: String) throws -> any DatabaseWriter {
+func openGRDB(path: String) throws -> any DatabaseWriter {
     var configuration = Configuration()
     configuration.prepareDatabase { db in
         try db.execute(sql: "PRAGMA synchronous = NORMAL")

@@ -14,6 +14,7 @@ final class LimitC: Contender {
     private var updateStatement: OpaquePointer?
     private var selectAllStatement: OpaquePointer?
     private var selectOneStatement: OpaquePointer?
+    private var pageStatement: OpaquePointer?
 
     init(path: String) throws {
         db = try openItemDatabase(path)
@@ -28,7 +29,7 @@ final class LimitC: Contender {
     }
 
     deinit {
-        for statement in [insertStatement, updateStatement, selectAllStatement, selectOneStatement] { sqlite3_finalize(statement) }
+        for statement in [insertStatement, updateStatement, selectAllStatement, selectOneStatement, pageStatement] { sqlite3_finalize(statement) }
         sqlite3_close_v2(db)
     }
 
@@ -117,6 +118,23 @@ final class LimitC: Contender {
             if sqlite3_step(statement) == SQLITE_ROW { items.append(try readItem(statement)) }
             sqlite3_reset(statement)
         }
+        return items
+    }
+
+    /// H: the items, then the index, and the page query prepared once.
+    func store(forQueries items: [Item]) throws {
+        try insert(items)
+        try exec(QueryBenchmark.indexSQL)
+        pageStatement = try prepare(QueryBenchmark.pageSQL.replacingOccurrences(of: ":offset", with: "?1"))
+    }
+
+    func page(_ page: Int) throws -> [Item] {
+        guard let statement = pageStatement else { throw BenchmarkError.sqlite("no page statement") }
+        defer { sqlite3_reset(statement) }
+        sqlite3_bind_int64(statement, 1, Int64(page * QueryBenchmark.pageSize))
+        var items: [Item] = []
+        items.reserveCapacity(QueryBenchmark.pageSize)
+        while sqlite3_step(statement) == SQLITE_ROW { items.append(try readItem(statement)) }
         return items
     }
 

@@ -18,17 +18,23 @@ struct Report: CustomStringConvertible {
         times[key, default: []].append(seconds)
     }
 
-    private func median<T: Comparable>(_ values: [T]) -> T? {
+    fileprivate func median<T: Comparable>(_ values: [T]) -> T? {
         let sorted = values.sorted()
         return sorted.isEmpty ? nil : sorted[sorted.count / 2]
     }
 
-    private var baseline: String { contenders.first(where: \.isBaseline)?.name ?? "raw C with Foundation" }
-    private var limit: String? { contenders.first(where: \.isLimit)?.name }
+    fileprivate var baseline: String { contenders.first(where: \.isBaseline)?.name ?? "raw C with Foundation" }
+    fileprivate var limit: String? { contenders.first(where: \.isLimit)?.name }
     private var ours: String { contenders.first(where: \.isOurs)?.name ?? "CodableSQLite" }
     private var models: String? { contenders.first(where: \.isModels)?.name }
+    /// Every contender with results, in the order they are listed (H adds "GRDB query interface").
+    fileprivate var names: [String] {
+        var names = contenders.map(\.name)
+        for kind in QueryBenchmark.contenders where !names.contains(kind.name) { names.append(kind.name) }
+        return names.filter { name in times.keys.contains { $0.contender == name } || peaks[name] != nil }
+    }
 
-    private func ratio(_ key: Runner.Key, to reference: String? = nil) -> Double? {
+    fileprivate func ratio(_ key: Runner.Key, to reference: String? = nil) -> Double? {
         let baselineKey = Runner.Key(kind: key.kind, scenario: key.scenario, contender: reference ?? baseline)
         guard let value = times[key].flatMap(median), let reference = times[baselineKey].flatMap(median), reference > 0 else { return nil }
         return value / reference
@@ -40,20 +46,21 @@ struct Report: CustomStringConvertible {
         lines.append("CodableSQLite benchmarks: \(settings.rows.formatted()) items, \(settings.lookups.formatted()) lookups, "
             + "\(settings.repetitions) measured repetitions after \(settings.warmups) warm-up, contenders interleaved")
         lines.append("machine: \(Machine.description); SQLite \(String(cString: sqlite3_libversion()))")
-        let nameWidth = max(18, contenders.map(\.name.count).max() ?? 0)
+        let nameWidth = max(20, names.map(\.count).max() ?? 0)
         for kind in settings.kinds {
             lines.append("")
             lines.append(kind == .file ? "file database (WAL, synchronous=NORMAL)" : "in-memory database (:memory:)")
             lines.append("  " + "contender".padding(toLength: nameWidth, withPad: " ", startingAt: 0)
                 + "        min     median   vs raw C  vs limit")
             for scenario in Scenario.allCases {
+                guard names.contains(where: { times[Runner.Key(kind: kind, scenario: scenario, contender: $0)] != nil }) else { continue }
                 lines.append(scenario.title(settings))
-                for contender in contenders {
-                    let key = Runner.Key(kind: kind, scenario: scenario, contender: contender.name)
+                for name in names {
+                    let key = Runner.Key(kind: kind, scenario: scenario, contender: name)
                     guard let values = times[key], let minimum = values.min(), let middle = median(values) else { continue }
                     let ratioText = (ratio(key).map { String(format: "%8.2fx", $0) } ?? "         ")
                         + (limit.flatMap { ratio(key, to: $0) }.map { String(format: "%9.2fx", $0) } ?? "")
-                    lines.append("  " + contender.name.padding(toLength: nameWidth, withPad: " ", startingAt: 0)
+                    lines.append("  " + name.padding(toLength: nameWidth, withPad: " ", startingAt: 0)
                         + String(format: " %9.3fs %9.3fs", minimum, middle) + ratioText)
                 }
             }
@@ -61,53 +68,79 @@ struct Report: CustomStringConvertible {
         if let reference = peaks[baseline].flatMap(median), reference > 0 {
             lines.append("")
             lines.append("peak memory growth during B (file database), median:")
-            for contender in contenders {
-                guard let peak = peaks[contender.name].flatMap(median) else { continue }
+            for name in names {
+                guard let peak = peaks[name].flatMap(median) else { continue }
                 let change = Double(peak - reference) / Double(reference) * 100
                 let limitPeak = limit.flatMap { peaks[$0] }.flatMap(median)
                 let versusLimit = limitPeak.map { String(format: "   %.2fx the limit", Double(peak) / Double(max($0, 1))) } ?? ""
-                lines.append("  " + contender.name.padding(toLength: nameWidth, withPad: " ", startingAt: 0)
+                lines.append("  " + name.padding(toLength: nameWidth, withPad: " ", startingAt: 0)
                     + String(format: " %8.1f MB  %+6.1f%% vs raw C", Double(peak) / 1024, change) + versusLimit)
             }
         }
         if let models {
             lines.append("")
             lines.append("E: the model API (\(models)) vs the Encoder/Decoder path (\(ours)), medians:")
-            var worstModels: (ratio: Double, key: Runner.Key)?
             for kind in settings.kinds {
                 for scenario in Scenario.allCases {
                     let key = Runner.Key(kind: kind, scenario: scenario, contender: models)
                     guard let value = ratio(key, to: ours) else { continue }
-                    lines.append("  \(kind.rawValue) \(scenario.title(settings))".padding(toLength: 60, withPad: " ", startingAt: 0)
+                    lines.append("  \(kind.rawValue) \(scenario.title(settings))".padding(toLength: 66, withPad: " ", startingAt: 0)
                         + String(format: "%6.2fx", value))
-                    if value > (worstModels?.ratio ?? 0) { worstModels = (value, key) }
                 }
             }
-            if let worstModels {
-                lines.append(String(format: "worst model API ratio vs Encoder/Decoder: %.2fx", worstModels.ratio)
-                    + " (\(worstModels.key.kind.rawValue) \(worstModels.key.scenario.title(settings)))")
-            }
-        }
-        var worst: (ratio: Double, key: Runner.Key)?
-        for (key, _) in times where key.contender == ours {
-            if let value = ratio(key), value > (worst?.ratio ?? 0) { worst = (value, key) }
+            lines.append(worstLine("worst model API ratio vs Encoder/Decoder", models, versus: ours))
         }
         lines.append("")
-        if let worst {
-            lines.append(String(format: "worst ratio vs raw C: %.2fx", worst.ratio)
-                + " (\(worst.key.kind.rawValue) \(worst.key.scenario.title(settings)))")
+        let peers = names.filter { $0.hasPrefix("GRDB") || $0.hasPrefix("Fluent") }
+        func fastestPeer(_ key: Runner.Key) -> Double? {
+            peers.compactMap { times[Runner.Key(kind: key.kind, scenario: key.scenario, contender: $0)].flatMap(median) }.min()
         }
+        for contender in [ours] + (models.map { [$0] } ?? []) {
+            lines.append(worstLine("\(contender) worst ratio vs the fastest of GRDB and Fluent", contender, fastestPeer))
+        }
+        if let models, let limit {
+            lines.append(worstLine("worst model API ratio vs limit", models, versus: limit))
+        }
+        lines.append(worstLine("worst ratio vs raw C", ours, versus: baseline))
         if let limit {
-            var worstLimit: (ratio: Double, key: Runner.Key)?
-            for (key, _) in times where key.contender == ours {
-                if let value = ratio(key, to: limit), value > (worstLimit?.ratio ?? 0) { worstLimit = (value, key) }
-            }
-            if let worstLimit {
-                lines.append(String(format: "worst ratio vs limit: %.2fx", worstLimit.ratio)
-                    + " (\(worstLimit.key.kind.rawValue) \(worstLimit.key.scenario.title(settings)))")
-            }
+            lines.append(worstLine("worst ratio vs limit", ours, versus: limit))
         }
         return lines.joined(separator: "\n")
+    }
+}
+
+extension Report {
+    /// "`label`: X.XXx (where)": the highest ratio of `contender`'s median to `reference`'s, over
+    /// every database and scenario both ran.
+    fileprivate func worstLine(_ label: String, _ contender: String, _ reference: (Runner.Key) -> Double?) -> String {
+        var worst: (ratio: Double, key: Runner.Key)?
+        for (key, values) in times where key.contender == contender {
+            guard let value = median(values), let base = reference(key), base > 0 else { continue }
+            if value / base > (worst?.ratio ?? 0) { worst = (value / base, key) }
+        }
+        guard let worst else { return "\(label): no results" }
+        return String(format: "\(label): %.2fx", worst.ratio) + " (\(worst.key.kind.rawValue) \(worst.key.scenario.title(settings)))"
+    }
+
+    fileprivate func worstLine(_ label: String, _ contender: String, versus reference: String) -> String {
+        worstLine(label, contender) { times[Runner.Key(kind: $0.kind, scenario: $0.scenario, contender: reference)].flatMap(median) }
+    }
+
+    /// The medians as CSV, one row per database, scenario and contender, for `Benchmarks/plot`.
+    var csv: String {
+        var lines = ["database,scenario,title,contender,min_seconds,median_seconds,ratio_vs_limit"]
+        for kind in settings.kinds {
+            for scenario in Scenario.allCases {
+                for name in names {
+                    let key = Runner.Key(kind: kind, scenario: scenario, contender: name)
+                    guard let values = times[key], let minimum = values.min(), let middle = median(values) else { continue }
+                    let versusLimit = limit.flatMap { ratio(key, to: $0) }.map { String(format: "%.3f", $0) } ?? ""
+                    let title = scenario.title(settings).replacingOccurrences(of: ",", with: "")
+                    lines.append("\(kind.rawValue),\(scenario.rawValue),\(title),\(name)," + String(format: "%.4f,%.4f,", minimum, middle) + versusLimit)
+                }
+            }
+        }
+        return lines.joined(separator: "\n") + "\n"
     }
 }
 

@@ -11,7 +11,7 @@ enum DatabaseKind: String, CaseIterable {
 }
 
 enum Scenario: String, CaseIterable {
-    case insert = "A", fetchAll = "B", lookups = "C", update = "D"
+    case insert = "A", fetchAll = "B", lookups = "C", update = "D", queries = "H"
 
     func title(_ settings: Settings) -> String {
         switch self {
@@ -19,6 +19,7 @@ enum Scenario: String, CaseIterable {
         case .fetchAll: "B fetch all \(settings.rows.formatted()) into [Item]"
         case .lookups: "C \(settings.lookups.formatted()) lookups by primary key"
         case .update: "D update \(settings.rows.formatted()) by primary key (1 transaction)"
+        case .queries: "H \(settings.lookups.formatted()) queries: priority > 2, by dueDate, 50 a page"
         }
     }
 }
@@ -37,6 +38,12 @@ struct Settings {
     var relationshipsOnly = false
     /// Run only the scaling runs of A and B.
     var scalingOnly = false
+    /// Run only scenario H (filtered, sorted, paged queries).
+    var queriesOnly = false
+    /// Run only scenario I (an array of structs kept on disk).
+    var structsOnly = false
+    /// Where to write the A–D and H results as CSV, for `Benchmarks/plot`.
+    var csvPath: String?
     /// Profile only F's write throughput with this many observers.
     var profiledObservers: Int?
 
@@ -63,6 +70,11 @@ struct Settings {
             case "--observation": observationOnly = true
             case "--relationships": relationshipsOnly = true
             case "--scaling": scalingOnly = true
+            case "--queries": queriesOnly = true
+            case "--structs": structsOnly = true
+            case "--csv":
+                guard let path = iterator.next() else { throw BenchmarkError.verification("--csv needs a file path") }
+                csvPath = path
             case "--observers":
                 observationOnly = true
                 guard let text = iterator.next(), let count = Int(text), count >= 0 else {
@@ -75,7 +87,7 @@ struct Settings {
                 }
                 kinds = [kind]
             default:
-                throw BenchmarkError.verification("unknown option \(argument); use --quick, --rows N, --lookups N, --repetitions N, --only file|memory, --contender NAME, --observation, --relationships, --scaling")
+                throw BenchmarkError.verification("unknown option \(argument); use --quick, --rows N, --lookups N, --repetitions N, --only file|memory, --contender NAME, --observation, --relationships, --scaling, --queries, --structs, --csv PATH")
             }
         }
     }
@@ -92,7 +104,7 @@ struct Runner {
         let contender: String
     }
 
-    func run() throws -> Report {
+    func run(into report: inout Report) throws {
         let items = Item.generate(count: settings.rows)
         let updatedItems = Item.updated(items)
         var random = SplitMix(seed: 42)
@@ -104,7 +116,6 @@ struct Runner {
         var expectedLookups = Checksum()
         for id in lookupIDs { expectedLookups.add(items[Int(id) - 1]) }
 
-        var report = Report(settings: settings, contenders: contenders)
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("codablesqlite-bench-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -147,7 +158,6 @@ struct Runner {
             }
             print(measured ? "repetition \(repetition - settings.warmups + 1)/\(settings.repetitions) done" : "warm-up done")
         }
-        return report
     }
 
     private func verify(_ items: [Item], _ expected: Checksum, _ what: String) throws {

@@ -2,14 +2,15 @@ import Foundation
 import GRDBSQLite
 
 // CodableSQLite benchmarks: the limit (hand-written C storing our bytes), raw C with Foundation,
-// CodableSQLite, GRDB hand-written and GRDB Codable, side by side.
+// CodableSQLite, GRDB hand-written, GRDB Codable and Fluent, side by side.
 //
 //   swift run -c release --package-path Benchmarks bench            full run (100,000 items)
 //   swift run -c release --package-path Benchmarks bench --quick    smoke run (10,000 items)
 //
 // Options: --rows N, --lookups N, --repetitions N, --only file|memory, --contender NAME (repeatable),
 //          --observation (only scenario F, live queries), --relationships (only scenario G),
-//          --scaling (only A and B at 10,000, 100,000 and 1,000,000 rows)
+//          --scaling (only A and B at 10,000, 100,000 and 1,000,000 rows), --queries (only H),
+//          --structs (only I), --csv PATH (A–D and H as CSV, for Benchmarks/plot)
 
 var settings = Settings()
 do {
@@ -27,6 +28,7 @@ let contenders: [ContenderKind] = [
     ContenderKind(name: "GRDB Codable", make: { try GRDBCodable(path: $0) }, isBaseline: false, isOurs: false),
     ContenderKind(name: "CodableSQLite models", make: { try CodableSQLiteModelsContender(path: $0) }, isBaseline: false, isOurs: false,
                   isModels: true),
+    ContenderKind(name: "Fluent", make: { try FluentContender(path: $0) }, isBaseline: false, isOurs: false),
 ]
 
 do {
@@ -40,16 +42,28 @@ do {
         print(try RelationshipBenchmark(settings: settings).run())
         exit(0)
     }
-    let report = settings.observationOnly ? nil : try Runner(settings: settings, contenders: contenders).run()
+    if settings.structsOnly {
+        print(try StructsBenchmark(settings: settings).run())
+        exit(0)
+    }
+    var report = Report(settings: settings, contenders: contenders)
+    if !settings.observationOnly && !settings.queriesOnly {
+        try Runner(settings: settings, contenders: contenders).run(into: &report)
+    }
     if let observers = settings.profiledObservers {
         print(try await ObservationBenchmark(settings: settings).profileThroughput(observers: observers))
-    } else if settings.contenderNames.isEmpty {
-        // Not when profiling some contenders of A–D (valgrind does not run the async scenario F).
+    } else if settings.contenderNames.isEmpty && !settings.queriesOnly {
+        // Not when profiling some contenders (valgrind does not run the async scenario F).
         print(try await ObservationBenchmark(settings: settings).run())
         print(try RelationshipBenchmark(settings: settings).run())
+        print(try StructsBenchmark(settings: settings).run())
     }
-    // A–D last, so that the run's last line is the worst ratio vs the limit.
-    if let report { print(report) }
+    if !settings.observationOnly {
+        try QueryBenchmark(settings: settings).run(into: &report)
+        if let path = settings.csvPath { try report.csv.write(toFile: path, atomically: true, encoding: .utf8) }
+        // A–D and H last, so that the run's last line is the worst ratio vs the limit.
+        print(report)
+    }
 } catch {
     print("bench: \(error)")
     exit(1)

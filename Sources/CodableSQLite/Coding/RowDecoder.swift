@@ -11,7 +11,8 @@ final class ColumnPlan {
     let compilation: Int32
     let strategy: Int
     /// Keys in the order the decoded type asks for them, with their columns (-1: none).
-    var lookups: [(key: String, column: Int32)] = []
+    /// Unchecked: a plan is used by its statement's connection only, one thread at a time.
+    @exclusivity(unchecked) var lookups: [(key: String, column: Int32)] = []
 
     init(statement: Statement, options: DecodingOptions, strategy: Int) {
         compilation = statement.compilation
@@ -49,7 +50,8 @@ final class RowDecoder: Swift.Decoder {
     let statement: Statement
     let options: DecodingOptions
     private let plan: ColumnPlan
-    private var lookupCursor = 0
+    /// Unchecked: a decoder is used by one thread, and the check cost one runtime call per key.
+    @exclusivity(unchecked) private var lookupCursor = 0
     /// The row's index when decoding an array, first in every coding path.
     var rowIndex: Int?
     let columnCount: Int32
@@ -229,7 +231,7 @@ final class RowDecoder: Swift.Decoder {
     func decodeValue<T: Decodable>(_ type: T.Type, column: Int32, key: () -> AnyCodingKey?) throws -> T {
         if StoredForm.isSpecial(T.self) {
             return try StoredForm.decode(T.self, from: ColumnSource(row: self, column: column), key: key)
-        } else if T.self == [String].self, statement.type(at: column) == .text,
+        } else if T.self == stringArrayType, statement.type(at: column) == .text,
                   let strings = statement.withUTF8(at: column, JSONParser.parseStringArray) {
             // A fast path for the most common nested value; the same result as the general path.
             return try identityCast(strings, to: T.self)

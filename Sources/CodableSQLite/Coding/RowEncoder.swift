@@ -12,7 +12,8 @@ final class ParameterPlan {
     let strategy: Int
     let ignoresUnusedProperties: Bool
     /// Keys in the order values encode them, with their parameters (`nil`: none, ignored).
-    var lookups: [(key: String, target: ParameterTarget?)] = []
+    /// Unchecked: a plan is used by its statement's connection only, one thread at a time.
+    @exclusivity(unchecked) var lookups: [(key: String, target: ParameterTarget?)] = []
 
     init(strategy: Int, ignoresUnusedProperties: Bool) {
         self.strategy = strategy
@@ -42,7 +43,8 @@ final class RowEncoder: Swift.Encoder {
     let statement: Statement
     let options: EncodingOptions
     private let plan: ParameterPlan
-    private var lookupCursor = 0
+    /// Unchecked: an encoder is used by one thread, and the check cost one runtime call per key.
+    @exclusivity(unchecked) private var lookupCursor = 0
     /// The index of the array element being encoded, first in every coding path.
     var elementIndex: Int?
 

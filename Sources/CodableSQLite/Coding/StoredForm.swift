@@ -50,10 +50,10 @@ enum StoredForm {
         return .decimal(decimal.description)
     }
 
-    private static func date(_ date: Date, at path: CodingPath, options: EncodingOptions) throws -> Scalar {
+    private static func date(_ date: Date, at path: @autoclosure () -> CodingPath, options: EncodingOptions) throws -> Scalar {
         switch options.dateStrategy {
         case .iso8601:
-            return .value(.text(try dateText(for: date, path: path)))
+            return .value(.text(try dateText(for: date, path: path())))
         case .secondsSince1970:
             return .value(try dateNumber(date.timeIntervalSince1970, of: date, at: path))
         case .millisecondsSince1970:
@@ -68,19 +68,19 @@ enum StoredForm {
     }
 
     /// A date as REAL; NaN is an error (SQLite would store NULL).
-    private static func dateNumber(_ value: Double, of date: Date, at path: CodingPath) throws -> SQLite.Value {
+    private static func dateNumber(_ value: Double, of date: Date, at path: () -> CodingPath) throws -> SQLite.Value {
         guard !value.isNaN else {
             throw EncodingError.invalidValue(reportable(date), EncodingError.Context(
-                codingPath: path.keys, debugDescription: "Unable to store a Date whose time is NaN: SQLite stores NaN as NULL."))
+                codingPath: path().keys, debugDescription: "Unable to store a Date whose time is NaN: SQLite stores NaN as NULL."))
         }
         return .double(value)
     }
 
     /// A date as the default text, `YYYY-MM-DD HH:MM:SS[.fraction]` UTC.
-    static func dateText(for date: Date, path: CodingPath) throws -> String {
+    static func dateText(for date: Date, path: @autoclosure () -> CodingPath) throws -> String {
         guard let text = DateText.format(date) else {
             throw EncodingError.invalidValue(reportable(date), EncodingError.Context(
-                codingPath: path.keys,
+                codingPath: path().keys,
                 debugDescription: "Unable to store Date \(date.timeIntervalSinceReferenceDate) (seconds since 2001) as text: "
                     + "the date text format covers years 0 to 9999. Use dateEncodingStrategy .secondsSince1970 for other dates."))
         }
@@ -94,12 +94,12 @@ enum StoredForm {
     }
 
     /// The column value of a stored form.
-    static func columnValue(_ scalar: Scalar, at path: CodingPath, options: EncodingOptions) throws -> SQLite.Value {
+    static func columnValue(_ scalar: Scalar, at path: @autoclosure () -> CodingPath, options: EncodingOptions) throws -> SQLite.Value {
         switch scalar {
         case .value(let value): return value
         case .decimal(let text): return .text(text)
         case .custom(let write):
-            let encoder = ValueEncoder(path: path, options: options)
+            let encoder = ValueEncoder(path: path(), options: options)
             try write(encoder)
             return encoder.result
         }

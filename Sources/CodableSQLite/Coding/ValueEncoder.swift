@@ -16,14 +16,15 @@ final class ValueEncoder: Swift.Encoder, SingleValueEncodingContainer {
     }
 
     /// The stored form of `value` (see ``StoredForm``).
-    static func value<T: Encodable>(for value: T, at path: CodingPath, options: EncodingOptions) throws -> SQLite.Value {
+    /// `path` is made only for an error or a nested value.
+    static func value<T: Encodable>(for value: T, at path: @autoclosure () -> CodingPath, options: EncodingOptions) throws -> SQLite.Value {
         if StoredForm.isSpecial(T.self) {
-            return try StoredForm.columnValue(StoredForm.encode(value, at: path, options: options), at: path, options: options)
-        } else if T.self == [String].self {
+            return try StoredForm.columnValue(StoredForm.encode(value, at: path(), options: options), at: path(), options: options)
+        } else if T.self == stringArrayType {
             // A fast path for the most common nested value; the same JSON as the general path.
-            return .text(JSONNode.text(of: try identityCast(value, to: [String].self)))
+            return .text(JSONNode.text(of: try stringArray(value)))
         }
-        let encoder = ValueEncoder(path: path, options: options)
+        let encoder = ValueEncoder(path: path(), options: options)
         try value.encode(to: encoder)
         return encoder.result
     }

@@ -18,3 +18,22 @@ func identityCast<U, T>(_ value: U, to type: T.Type) throws -> T {
     guard U.self == T.self else { throw IdentityCastMismatch(from: U.self, to: T.self) }
     return unsafeBitCast(value, to: T.self)
 }
+
+/// `[String].self`, looked up once. The standard library prespecializes `Array<String>`, and code
+/// naming `[String].self` looks its metadata up in a global table on every use; the fast paths for
+/// string arrays compare against this instead.
+let stringArrayType: Any.Type = [String].self
+
+/// ``identityCast(_:to:)`` for a `[String]` going out as a `T` that is `[String]`.
+@inline(__always)
+func identityCast<T>(_ strings: [String], to type: T.Type) throws -> T {
+    guard T.self == stringArrayType else { throw IdentityCastMismatch(from: stringArrayType, to: T.self) }
+    return unsafeBitCast(strings, to: T.self)
+}
+
+/// ``identityCast(_:to:)`` for a `U` that is `[String]`, taken as one.
+@inline(__always)
+func stringArray<U>(_ value: U) throws -> [String] {
+    guard U.self == stringArrayType else { throw IdentityCastMismatch(from: U.self, to: stringArrayType) }
+    return unsafeBitCast(value, to: [String].self)
+}
