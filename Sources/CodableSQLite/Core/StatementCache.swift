@@ -25,6 +25,9 @@ final class StatementCache {
     static let probationCapacity = 32
 
     private var entries: [String: Entry] = [:]
+    /// The entry used last: a loop running the same SQL finds it without hashing the text (a
+    /// String comparison of the same storage is one pointer comparison).
+    private var mostRecent: Entry?
     private var protectedCount = 0
     private var clock: UInt64 = 0
 
@@ -34,7 +37,13 @@ final class StatementCache {
     /// The cached statement for `sql`, marked as just used, or `nil`.
     @inline(__always)
     func statement(for sql: String) -> Statement? {
+        if let recent = mostRecent, recent.statement.sql == sql {
+            clock &+= 1
+            recent.lastUse = clock
+            return recent.statement
+        }
         guard let entry = entries[sql] else { return nil }
+        mostRecent = entry
         clock &+= 1
         entry.lastUse = clock
         if !entry.isProtected {
@@ -59,6 +68,7 @@ final class StatementCache {
 
     /// Finalizes every cached statement.
     func removeAll() {
+        mostRecent = nil
         entries.removeAll()
         protectedCount = 0
     }
@@ -72,6 +82,7 @@ final class StatementCache {
             if entry.lastUse < (oldest?.lastUse ?? .max) { oldest = (sql, entry.lastUse) }
         }
         guard let oldest else { return }
+        if mostRecent?.statement.sql == oldest.sql { mostRecent = nil }
         entries[oldest.sql] = nil
         if protected { protectedCount -= 1 }
     }

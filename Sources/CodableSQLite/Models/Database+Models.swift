@@ -54,11 +54,18 @@ extension SQLite.Database {
                 try statement.run()
                 return value
             }
-            guard let saved = try statement.decodeSingleRow(T.self, options: DecodingOptions()) else {
-                throw ModelError(.unexpectedResult, T.self, "the database returned no row for the inserted value")
-            }
-            return saved
+            return try savedRow(T.self, from: statement)
         }
+    }
+
+    /// The row an insert returned, with the id SQLite assigned. Apart from `saveRow`, so that
+    /// saving a value with its id costs no `Optional<T>` metadata lookup.
+    @inline(never)
+    private func savedRow<T: Model>(_ type: T.Type, from statement: Statement) throws -> T {
+        guard let saved = try statement.decodeSingleRow(T.self, options: DecodingOptions()) else {
+            throw ModelError(.unexpectedResult, T.self, "the database returned no row for the inserted value")
+        }
+        return saved
     }
 
     /// Every saved value of a model type; `[]` before anything was saved.

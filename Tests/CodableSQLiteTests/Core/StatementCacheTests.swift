@@ -44,6 +44,25 @@ struct StatementCacheTests {
         }
     }
 
+    /// The statement used last is found without hashing its SQL; an equal string in other storage
+    /// finds the same statement, and evicting it leaves no stale shortcut.
+    @Test func theStatementUsedLastIsFoundAgainAfterEviction() throws {
+        let db = try TestDatabases.memory()
+        let sql = "SELECT 41 + 1 AS n"
+        for _ in 0..<3 { #expect(try db.read(sql).first?["n"]?.intValue == 42) }
+        let rebuilt = String("SELECT 41 + 1".reversed().reversed()) + " AS n"   // equal text, new storage
+        let statement = try db.withWriter { connection in connection.statements.peek(sql) }
+        _ = try db.read(rebuilt)
+        try db.withWriter { connection in #expect(connection.statements.peek(rebuilt) === statement) }
+        // Push it out with enough other hot statements, then use it again: prepared anew, right answer.
+        for index in 0..<(StatementCache.protectedCapacity + 5) {
+            for _ in 0..<2 { _ = try db.read("SELECT \(index) AS n") }   // a second use makes it hot
+        }
+        try db.withWriter { connection in #expect(connection.statements.peek(sql) == nil) }
+        #expect(try db.read(sql).first?["n"]?.intValue == 42)
+        #expect(try db.read("SELECT \(StatementCache.protectedCapacity + 4) AS n").first?["n"]?.intValue == StatementCache.protectedCapacity + 4)
+    }
+
     @Test func cachedStatementsKeepNoArguments() throws {
         let db = try TestDatabases.memory()
         try db.execute(raw: "CREATE TABLE t (id INTEGER PRIMARY KEY, payload BLOB)")
