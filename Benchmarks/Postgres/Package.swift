@@ -3,7 +3,7 @@ import PackageDescription
 
 // The PostgreSQL benchmark: CodablePostgres against Fluent with fluent-postgres-driver, on a
 // throwaway server. A package of its own, so that the main benchmark (built by CI) does not build
-// Fluent; run it with Benchmarks/Postgres/run.
+// postgres-nio and the PostgreSQL driver; run it with Benchmarks/Postgres/run.
 let package = Package(
     name: "PostgresBenchmarks",
     platforms: [.macOS(.v13)],

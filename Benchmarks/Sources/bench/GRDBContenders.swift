@@ -115,3 +115,19 @@ final class GRDBCodable: Contender {
         }
     }
 }
+
+extension GRDBCodable {
+    /// H through GRDB's query interface:
+    /// `Item.filter(Column("priority") > 2).order(Column("dueDate")).limit(50, offset:)`.
+    func store(forQueries items: [Item]) throws {
+        try insert(items)
+        try writer.write { db in try db.execute(sql: QueryBenchmark.indexSQL) }
+    }
+
+    func page(_ page: Int) throws -> [Item] {
+        try writer.read { db in
+            try Item.filter(Column("priority") > 2).order(Column("dueDate"))
+                .limit(QueryBenchmark.pageSize, offset: page * QueryBenchmark.pageSize).fetchAll(db)
+        }
+    }
+}

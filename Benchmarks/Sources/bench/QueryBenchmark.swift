@@ -1,6 +1,4 @@
-import CodableSQLite
 import Foundation
-import GRDB
 
 /// A contender of scenario H: filtered, sorted, paged queries through its own query API.
 protocol QueryContender: AnyObject {
@@ -17,7 +15,11 @@ protocol QueryContender: AnyObject {
 struct QueryBenchmark {
     static let pageSize = 50
     static let pageCount = 10
-    static let indexSQL = "CREATE INDEX item_dueDate_priority ON item (dueDate, priority)"
+    static let indexSQL = indexSQL(table: "item")
+    static func indexSQL(table: String) -> String {
+        "CREATE INDEX \(table)_dueDate_priority ON \(table) (dueDate, priority)"
+    }
+
     static let pageSQL = "\(Item.selectAll.replacingOccurrences(of: " ORDER BY id", with: "")) WHERE priority > 2 ORDER BY dueDate LIMIT \(pageSize) OFFSET :offset"
 
     struct Kind: Sendable {
@@ -28,8 +30,8 @@ struct QueryBenchmark {
     static let contenders: [Kind] = [
         Kind(name: "limit") { try LimitC(path: $0) },
         Kind(name: "CodableSQLite") { try CodableSQLiteContender(path: $0) },
-        Kind(name: "CodableSQLite models") { try ModelQueryContender(path: $0) },
-        Kind(name: "GRDB query interface") { try GRDBQueryInterface(path: $0) },
+        Kind(name: "CodableSQLite models") { try CodableSQLiteModelsContender(path: $0) },
+        Kind(name: "GRDB query interface") { try GRDBCodable(path: $0) },
         Kind(name: "Fluent") { try FluentContender(path: $0) },
     ]
 
@@ -100,71 +102,5 @@ struct QueryBenchmark {
 
 extension LimitC: QueryContender {}
 extension CodableSQLiteContender: QueryContender {}
-
-/// The same record as a model with the index H needs, declared on the type (no SQL written).
-struct IndexedItem: Codable, Model {
-    static var tableName: String { "indexed_item" }
-    static var indexes: [ModelIndex<IndexedItem>] { [.index(\.dueDate, \.priority)] }
-    var id: Int64
-    var title: String
-    var note: String?
-    var dueDate: Date?
-    var isCompleted: Bool
-    var priority: Int
-    var score: Double
-    var uuid: UUID
-    var tags: [String]
-    var createdAt: Date
-
-    init(_ item: Item) {
-        (id, title, note, dueDate, isCompleted) = (item.id, item.title, item.note, item.dueDate, item.isCompleted)
-        (priority, score, uuid, tags, createdAt) = (item.priority, item.score, item.uuid, item.tags, item.createdAt)
-    }
-
-    var item: Item {
-        Item(id: id, title: title, note: note, dueDate: dueDate, isCompleted: isCompleted, priority: priority, score: score,
-             uuid: uuid, tags: tags, createdAt: createdAt)
-    }
-}
-
-/// H through CodableSQLite's model API: `db.get(with: Filter(…).sort(by:).limit(_:page:))`.
-final class ModelQueryContender: QueryContender {
-    private let database: SQLite.Database
-
-    init(path: String) throws {
-        database = try SQLite.Database(path: path)
-    }
-
-    func store(forQueries items: [Item]) throws {
-        try database.save(items.map(IndexedItem.init))
-    }
-
-    func page(_ page: Int) throws -> [Item] {
-        try database.get(with: Filter(\IndexedItem.priority, is: .greater(than: 2)).sort(by: \.dueDate)
-            .limit(QueryBenchmark.pageSize, page: page + 1)).map(\.item)
-    }
-}
-
-/// H through GRDB's query interface on its Codable record:
-/// `Item.filter(Column("priority") > 2).order(Column("dueDate")).limit(50, offset:)`.
-final class GRDBQueryInterface: QueryContender {
-    private let writer: any DatabaseWriter
-
-    init(path: String) throws {
-        writer = try openGRDB(path: path)
-    }
-
-    func store(forQueries items: [Item]) throws {
-        try writer.write { db in
-            for item in items { try item.insert(db) }
-            try db.execute(sql: QueryBenchmark.indexSQL)
-        }
-    }
-
-    func page(_ page: Int) throws -> [Item] {
-        try writer.read { db in
-            try Item.filter(Column("priority") > 2).order(Column("dueDate"))
-                .limit(QueryBenchmark.pageSize, offset: page * QueryBenchmark.pageSize).fetchAll(db)
-        }
-    }
-}
+extension CodableSQLiteModelsContender: QueryContender {}
+extension GRDBCodable: QueryContender {}
