@@ -15,6 +15,8 @@ final class LimitC: Contender {
     private var selectAllStatement: OpaquePointer?
     private var selectOneStatement: OpaquePointer?
     private var pageStatement: OpaquePointer?
+    /// Formatted dates, UUIDs and tags, one at a time: bound with `SQLITE_TRANSIENT`, so reused.
+    private var scratch: [UInt8] = []
 
     init(path: String) throws {
         db = try openItemDatabase(path)
@@ -26,6 +28,7 @@ final class LimitC: Contender {
             """)
         selectAllStatement = try prepare(Item.selectAll)
         selectOneStatement = try prepare(Item.selectOne.replacingOccurrences(of: ":id", with: "?1"))
+        scratch.reserveCapacity(1024)
     }
 
     deinit {
@@ -45,8 +48,11 @@ final class LimitC: Contender {
         return statement
     }
 
-    private func bindBytes(_ statement: OpaquePointer, _ index: Int32, _ bytes: [UInt8]) {
-        bytes.withUnsafeBytes { buffer in
+    /// Formats a value into the reused scratch buffer and binds a copy of its bytes.
+    private func bindFormatted(_ statement: OpaquePointer, _ index: Int32, _ format: (inout [UInt8]) throws -> Void) rethrows {
+        scratch.removeAll(keepingCapacity: true)
+        try format(&scratch)
+        scratch.withUnsafeBytes { buffer in
             _ = sqlite3_bind_text(statement, index, buffer.baseAddress?.assumingMemoryBound(to: CChar.self), Int32(buffer.count), transient)
         }
     }
@@ -60,13 +66,13 @@ final class LimitC: Contender {
         sqlite3_bind_int64(statement, 1, item.id)
         bindText(statement, 2, item.title)
         if let note = item.note { bindText(statement, 3, note) } else { sqlite3_bind_null(statement, 3) }
-        if let dueDate = item.dueDate { bindBytes(statement, 4, try HandFormat.date(dueDate)) } else { sqlite3_bind_null(statement, 4) }
+        if let dueDate = item.dueDate { try bindFormatted(statement, 4) { try HandFormat.appendDate(dueDate, to: &$0) } } else { sqlite3_bind_null(statement, 4) }
         sqlite3_bind_int64(statement, 5, item.isCompleted ? 1 : 0)
         sqlite3_bind_int64(statement, 6, Int64(item.priority))
         sqlite3_bind_double(statement, 7, item.score)
-        bindBytes(statement, 8, HandFormat.uuid(item.uuid))
-        bindBytes(statement, 9, HandFormat.json(item.tags))
-        bindBytes(statement, 10, try HandFormat.date(item.createdAt))
+        bindFormatted(statement, 8) { HandFormat.appendUUID(item.uuid, to: &$0) }
+        bindFormatted(statement, 9) { HandFormat.appendJSON(item.tags, to: &$0) }
+        try bindFormatted(statement, 10) { try HandFormat.appendDate(item.createdAt, to: &$0) }
     }
 
     private func bytes(_ statement: OpaquePointer, _ column: Int32) -> UnsafeBufferPointer<UInt8> {
@@ -171,47 +177,67 @@ final class LimitC: Contender {
     }
 }
 
-/// Hand-written formatting and parsing of the stored forms.
+/// Hand-written formatting and parsing of the stored forms, as a careful C programmer would write
+/// them: formatting appends to one reused buffer and parsing reads SQLite's bytes in place, so no
+/// value costs a heap allocation beyond the `String`s and arrays the record itself holds.
 enum HandFormat {
-    private static let hex = Array("0123456789ABCDEF".utf8)
+    private static let quote = UInt8(ascii: "\""), backslash = UInt8(ascii: "\\"), dash = UInt8(ascii: "-")
     /// 2001-01-01 as days from 1970-01-01.
     private static let referenceDay: Int64 = 11_323
 
+    private static func hexDigit(_ nibble: UInt8) -> UInt8 {
+        nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "A") + nibble - 10
+    }
+
+    private static func nibble(_ byte: UInt8) throws -> UInt8 {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte &- UInt8(ascii: "0")
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte &- UInt8(ascii: "A") &+ 10
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte &- UInt8(ascii: "a") &+ 10
+        default: throw BenchmarkError.verification("bad hex digit")
+        }
+    }
+
+    /// `value` as exactly `width` decimal digits.
+    private static func appendDigits(_ value: Int64, width: Int, to bytes: inout [UInt8]) {
+        var divisor: Int64 = 1
+        for _ in 1..<width { divisor *= 10 }
+        while divisor > 0 {
+            bytes.append(UInt8(ascii: "0") + UInt8(value / divisor % 10))
+            divisor /= 10
+        }
+    }
+
     /// `YYYY-MM-DD HH:MM:SS[.fraction]`: the fraction digits are those of the shortest decimal that
-    /// gives back the same `Double` (the standard library's `description`), trailing zeros removed.
-    static func date(_ date: Date) throws -> [UInt8] {
+    /// gives back the same `Double` (the standard library's `description`, a small string with no
+    /// heap storage for these values), trailing zeros removed.
+    static func appendDate(_ date: Date, to bytes: inout [UInt8]) throws {
         let interval = date.timeIntervalSinceReferenceDate
-        let text = Array(interval.description.utf8)
+        let text = interval.description.utf8
         guard interval >= 0, interval < 1e15, !text.contains(UInt8(ascii: "e")) else {
             throw BenchmarkError.verification("the limit contender only formats dates after 2001: \(date)")
         }
         var whole: Int64 = 0
-        var index = 0
-        while index < text.count, text[index] != UInt8(ascii: ".") {
-            whole = whole * 10 + Int64(text[index] - UInt8(ascii: "0"))
-            index += 1
+        var fraction = text.endIndex
+        for index in text.indices {
+            let byte = text[index]
+            if byte == UInt8(ascii: ".") { fraction = text.index(after: index); break }
+            whole = whole * 10 + Int64(byte &- UInt8(ascii: "0"))
         }
-        var fraction = index < text.count ? Array(text[(index + 1)...]) : []
-        while fraction.last == UInt8(ascii: "0") { fraction.removeLast() }
         let days = whole / 86_400
         let second = whole % 86_400
         let (year, month, day) = civil(days + referenceDay)
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(20 + fraction.count)
-        func append(_ value: Int64, _ width: Int) {
-            var digits = [UInt8](repeating: UInt8(ascii: "0"), count: width)
-            var rest = value
-            for position in stride(from: width - 1, through: 0, by: -1) {
-                digits[position] = UInt8(ascii: "0") + UInt8(rest % 10)
-                rest /= 10
-            }
-            bytes += digits
-        }
-        append(year, 4); bytes.append(UInt8(ascii: "-")); append(month, 2); bytes.append(UInt8(ascii: "-")); append(day, 2)
-        bytes.append(UInt8(ascii: " "))
-        append(second / 3600, 2); bytes.append(UInt8(ascii: ":")); append(second / 60 % 60, 2); bytes.append(UInt8(ascii: ":")); append(second % 60, 2)
-        if !fraction.isEmpty { bytes.append(UInt8(ascii: ".")); bytes += fraction }
-        return bytes
+        appendDigits(year, width: 4, to: &bytes); bytes.append(dash)
+        appendDigits(month, width: 2, to: &bytes); bytes.append(dash)
+        appendDigits(day, width: 2, to: &bytes); bytes.append(UInt8(ascii: " "))
+        appendDigits(second / 3600, width: 2, to: &bytes); bytes.append(UInt8(ascii: ":"))
+        appendDigits(second / 60 % 60, width: 2, to: &bytes); bytes.append(UInt8(ascii: ":"))
+        appendDigits(second % 60, width: 2, to: &bytes)
+        guard fraction < text.endIndex else { return }
+        bytes.append(UInt8(ascii: "."))
+        bytes.append(contentsOf: text[fraction...])
+        while bytes.last == UInt8(ascii: "0") { bytes.removeLast() }
+        if bytes.last == UInt8(ascii: ".") { bytes.removeLast() }
     }
 
     static func parseDate(_ text: UnsafeBufferPointer<UInt8>) throws -> Date {
@@ -241,69 +267,59 @@ enum HandFormat {
         return Date(timeIntervalSinceReferenceDate: seconds)
     }
 
-    static func uuid(_ uuid: UUID) -> [UInt8] {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(36)
+    /// Upper-case `8-4-4-4-12` hex.
+    static func appendUUID(_ uuid: UUID, to bytes: inout [UInt8]) {
         withUnsafeBytes(of: uuid.uuid) { raw in
             for index in 0..<16 {
-                if index == 4 || index == 6 || index == 8 || index == 10 { bytes.append(UInt8(ascii: "-")) }
-                bytes.append(hex[Int(raw[index] >> 4)])
-                bytes.append(hex[Int(raw[index] & 0x0F)])
+                if index == 4 || index == 6 || index == 8 || index == 10 { bytes.append(dash) }
+                bytes.append(hexDigit(raw[index] >> 4))
+                bytes.append(hexDigit(raw[index] & 0x0F))
             }
         }
-        return bytes
     }
 
     static func parseUUID(_ text: UnsafeBufferPointer<UInt8>) throws -> UUID {
-        var raw = [UInt8](repeating: 0, count: 16)
-        var output = 0
-        var high: UInt8?
-        for byte in text where byte != UInt8(ascii: "-") {
-            let nibble: UInt8
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): nibble = byte - UInt8(ascii: "0")
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): nibble = byte - UInt8(ascii: "A") + 10
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): nibble = byte - UInt8(ascii: "a") + 10
-            default: throw BenchmarkError.verification("bad uuid")
-            }
-            if let first = high {
-                guard output < 16 else { throw BenchmarkError.verification("bad uuid") }
-                raw[output] = first << 4 | nibble
-                output += 1
-                high = nil
-            } else {
-                high = nibble
+        guard text.count == 36, text[8] == dash, text[13] == dash, text[18] == dash, text[23] == dash else {
+            throw BenchmarkError.verification("bad uuid")
+        }
+        var value: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        try withUnsafeMutableBytes(of: &value) { raw in
+            var position = 0
+            for index in 0..<16 {
+                if position == 8 || position == 13 || position == 18 || position == 23 { position += 1 }
+                raw[index] = try nibble(text[position]) << 4 | nibble(text[position + 1])
+                position += 2
             }
         }
-        guard output == 16 else { throw BenchmarkError.verification("bad uuid") }
-        return UUID(uuid: (raw[0], raw[1], raw[2], raw[3], raw[4], raw[5], raw[6], raw[7],
-                           raw[8], raw[9], raw[10], raw[11], raw[12], raw[13], raw[14], raw[15]))
+        return UUID(uuid: value)
     }
 
     /// `["a","b"]`, escaping quotes, backslashes and control characters.
-    static func json(_ strings: [String]) -> [UInt8] {
-        var bytes: [UInt8] = [UInt8(ascii: "[")]
+    static func appendJSON(_ strings: [String], to bytes: inout [UInt8]) {
+        bytes.append(UInt8(ascii: "["))
         for (index, string) in strings.enumerated() {
             if index > 0 { bytes.append(UInt8(ascii: ",")) }
-            bytes.append(UInt8(ascii: "\""))
+            bytes.append(quote)
             for byte in string.utf8 {
                 switch byte {
-                case UInt8(ascii: "\""), UInt8(ascii: "\\"): bytes += [UInt8(ascii: "\\"), byte]
-                case 0x0A: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "n")]
-                case 0x0D: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "r")]
-                case 0x09: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "t")]
-                case 0..<0x20: bytes += Array("\\u00".utf8) + [hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]]
+                case quote, backslash: bytes.append(backslash); bytes.append(byte)
+                case 0x0A: bytes.append(backslash); bytes.append(UInt8(ascii: "n"))
+                case 0x0D: bytes.append(backslash); bytes.append(UInt8(ascii: "r"))
+                case 0x09: bytes.append(backslash); bytes.append(UInt8(ascii: "t"))
+                case 0..<0x20:
+                    bytes.append(contentsOf: "\\u00".utf8)
+                    bytes.append(hexDigit(byte >> 4))
+                    bytes.append(hexDigit(byte & 0x0F))
                 default: bytes.append(byte)
                 }
             }
-            bytes.append(UInt8(ascii: "\""))
+            bytes.append(quote)
         }
         bytes.append(UInt8(ascii: "]"))
-        return bytes
     }
 
+    /// A compact JSON array of strings; a string without escapes is made straight from SQLite's bytes.
     static func parseStrings(_ text: UnsafeBufferPointer<UInt8>) throws -> [String] {
-        var strings: [String] = []
         var index = 0
         func expect(_ byte: UInt8) throws {
             guard index < text.count, text[index] == byte else { throw BenchmarkError.verification("bad JSON") }
@@ -311,39 +327,54 @@ enum HandFormat {
         }
         try expect(UInt8(ascii: "["))
         if index < text.count, text[index] == UInt8(ascii: "]") { return [] }
+        var strings: [String] = []
+        var quotes = 0
+        for byte in text where byte == quote { quotes &+= 1 }
+        strings.reserveCapacity(quotes / 2)
         while true {
-            try expect(UInt8(ascii: "\""))
-            var bytes: [UInt8] = []
-            while index < text.count, text[index] != UInt8(ascii: "\"") {
-                if text[index] == UInt8(ascii: "\\"), index + 1 < text.count {
-                    index += 1
-                    switch text[index] {
-                    case UInt8(ascii: "n"): bytes.append(0x0A)
-                    case UInt8(ascii: "r"): bytes.append(0x0D)
-                    case UInt8(ascii: "t"): bytes.append(0x09)
-                    case UInt8(ascii: "u"):
-                        guard index + 4 < text.count else { throw BenchmarkError.verification("bad JSON") }
-                        var scalar: UInt32 = 0
-                        for offset in 1...4 {
-                            let byte = text[index + offset]
-                            let digit: UInt32 = byte <= UInt8(ascii: "9") ? UInt32(byte - UInt8(ascii: "0")) : UInt32((byte | 0x20) - UInt8(ascii: "a") + 10)
-                            scalar = scalar << 4 | digit
-                        }
-                        index += 4
-                        bytes += Array(String(Character(Unicode.Scalar(scalar) ?? "?")).utf8)
-                    default: bytes.append(text[index])
-                    }
-                } else {
-                    bytes.append(text[index])
-                }
+            try expect(quote)
+            let start = index
+            var escaped = false
+            while index < text.count, text[index] != quote {
+                if text[index] == backslash { escaped = true; index += 1 }
                 index += 1
             }
-            try expect(UInt8(ascii: "\""))
-            strings.append(String(decoding: bytes, as: UTF8.self))
+            guard index < text.count else { throw BenchmarkError.verification("bad JSON") }
+            let content = UnsafeBufferPointer(rebasing: text[start..<index])
+            strings.append(escaped ? try unescape(content) : String(decoding: content, as: UTF8.self))
+            index += 1
             guard index < text.count else { throw BenchmarkError.verification("bad JSON") }
             if text[index] == UInt8(ascii: "]") { return strings }
             try expect(UInt8(ascii: ","))
         }
+    }
+
+    /// The rare string with escapes.
+    private static func unescape(_ text: UnsafeBufferPointer<UInt8>) throws -> String {
+        var bytes: [UInt8] = []
+        var index = 0
+        while index < text.count {
+            guard text[index] == backslash, index + 1 < text.count else {
+                bytes.append(text[index])
+                index += 1
+                continue
+            }
+            index += 1
+            switch text[index] {
+            case UInt8(ascii: "n"): bytes.append(0x0A)
+            case UInt8(ascii: "r"): bytes.append(0x0D)
+            case UInt8(ascii: "t"): bytes.append(0x09)
+            case UInt8(ascii: "u"):
+                guard index + 4 < text.count else { throw BenchmarkError.verification("bad JSON") }
+                var scalar: UInt32 = 0
+                for offset in 1...4 { scalar = scalar << 4 | UInt32(try nibble(text[index + offset])) }
+                index += 4
+                bytes.append(contentsOf: String(Character(Unicode.Scalar(scalar) ?? "?")).utf8)
+            default: bytes.append(text[index])
+            }
+            index += 1
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     private static func daysFromCivil(_ year: Int64, _ month: Int64, _ day: Int64) -> Int64 {

@@ -86,7 +86,30 @@ final class RowDecoder: Swift.Decoder {
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
         lookupCursor = 0
-        return KeyedDecodingContainer(RowKeyedDecodingContainer<Key>(decoder: self))
+        if let reusable, reusable.keyType == ObjectIdentifier(Key.self) {
+            // Same key type, so the holder is a `ReusableContainer<Key>`: no checked cast needed.
+            return unsafeDowncast(reusable, to: ReusableContainer<Key>.self).container
+        }
+        return newContainer(keyedBy: Key.self)
+    }
+
+    /// Apart from the fast path above, so that it asks the runtime for no type metadata.
+    @inline(never)
+    private func newContainer<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedDecodingContainer<Key> {
+        let container = KeyedDecodingContainer(RowKeyedDecodingContainer<Key>(decoder: self))
+        if reusesContainers { reusable = ReusableContainer(container) }
+        return container
+    }
+
+    /// Set while decoding the rows of one statement: the keyed container made for the first row
+    /// serves every row (it holds nothing but this decoder), which saves the runtime type lookups
+    /// and the allocation that making one costs. ``endReuse()`` breaks the reference cycle.
+    var reusesContainers = false
+    private var reusable: ReusableContainerBase?
+
+    func endReuse() {
+        reusesContainers = false
+        reusable = nil
     }
 
     /// Several columns are read in order; a single column holds a JSON array.
@@ -237,6 +260,20 @@ final class RowDecoder: Swift.Decoder {
             return try identityCast(strings, to: T.self)
         }
         return try T(from: ColumnDecoder(row: self, column: column, key: key()))
+    }
+}
+
+/// A keyed container kept for the next row; the base class lets the decoder hold any key type.
+private class ReusableContainerBase {
+    let keyType: ObjectIdentifier
+    init(keyType: ObjectIdentifier) { self.keyType = keyType }
+}
+
+private final class ReusableContainer<Key: CodingKey>: ReusableContainerBase {
+    let container: KeyedDecodingContainer<Key>
+    init(_ container: KeyedDecodingContainer<Key>) {
+        self.container = container
+        super.init(keyType: ObjectIdentifier(Key.self))
     }
 }
 

@@ -7,6 +7,8 @@ extension Statement {
         var values: [T] = []
         guard try step() else { return values }
         let decoder = RowDecoder(statement: self, options: options)
+        decoder.reusesContainers = true
+        defer { decoder.endReuse() }
         var index = 0
         repeat {
             if indexesRows { decoder.rowIndex = index }

@@ -62,6 +62,11 @@ struct JSONParser {
         if parser.peek() == UInt8(ascii: "]") {
             parser.position += 1
         } else {
+            // One allocation of the right size rather than growing by doubling: each string has two
+            // quotes (an escaped quote only makes the estimate a little high).
+            var quotes = 0
+            for byte in bytes where byte == UInt8(ascii: "\"") { quotes &+= 1 }
+            strings.reserveCapacity(quotes / 2)
             while true {
                 parser.skipWhitespace()
                 guard parser.peek() == UInt8(ascii: "\""), let string = try? parser.parseString() else { return nil }
