@@ -151,24 +151,23 @@ extension SQLite {
         }
 
         /// Runs a read-only statement on a reader (or the caller's transaction), and one that
-        /// writes (`INSERT … RETURNING`) on the writer.
+        /// writes (`INSERT … RETURNING`) on the writer. (No `R?` here: in code not specialized for
+        /// the decoded type, each optional of it costs a runtime metadata lookup per call.)
         private func run<R>(_ sql: SQL, bind: (Statement) throws -> Void, body: (Statement) throws -> R) throws -> R {
-            var writes = false
-            let result: R? = try database.withReader { connection in
-                try connection.withStatement(sql) { statement in
-                    guard statement.isReadOnly else {
-                        writes = true
-                        return nil
+            do {
+                return try database.withReader { connection in
+                    try connection.withStatement(sql) { statement in
+                        guard statement.isReadOnly else { throw StatementWrites() }
+                        try bind(statement)
+                        return try body(statement)
                     }
-                    try bind(statement)
-                    return try body(statement)
                 }
-            }
-            if let result, !writes { return result }
-            return try database.withWriter { connection in
-                try connection.withStatement(sql) { statement in
-                    try bind(statement)
-                    return try body(statement)
+            } catch is StatementWrites {
+                return try database.withWriter { connection in
+                    try connection.withStatement(sql) { statement in
+                        try bind(statement)
+                        return try body(statement)
+                    }
                 }
             }
         }
@@ -253,3 +252,7 @@ struct DecodingOptions: Sendable {
         }
     }
 }
+
+/// Thrown by the Decoder when a statement turns out to write, to run it on the writer instead; it
+/// never reaches the caller.
+private struct StatementWrites: Error {}
