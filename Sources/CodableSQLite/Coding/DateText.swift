@@ -109,7 +109,6 @@ enum DateText {
     /// with `T` instead of the space, `HH:MM[:SS[.SSS…]]` alone (on 2000-01-01), each optionally
     /// followed by `Z` or a `±HH:MM` offset. Returns `nil` for anything else.
     static func parse(_ text: UnsafeBufferPointer<UInt8>) -> Date? {
-        if let date = parseWritten(text) { return date }
         var scanner = Scanner(bytes: text)
         scanner.skipSpaces()
         var year: Int64 = 2000, month: Int64 = 1, day: Int64 = 1
@@ -163,28 +162,6 @@ enum DateText {
         let days = daysFromCivil(year: year, month: month, day: day) - referenceDay
         let whole = days * 86_400 + hour * 3600 + minute * 60 + second - offsetSeconds
         return Date(timeIntervalSinceReferenceDate: seconds(whole: whole, fraction: fraction))
-    }
-
-    /// The form ``format(_:)`` writes, `YYYY-MM-DD HH:MM:SS[.fraction]`, read at fixed offsets (the
-    /// common case, about twice as fast); `nil` for anything else, which ``parse(_:)`` then reads.
-    private static func parseWritten(_ text: UnsafeBufferPointer<UInt8>) -> Date? {
-        guard text.count >= 19, text[4] == UInt8(ascii: "-"), text[7] == UInt8(ascii: "-"), text[10] == UInt8(ascii: " "),
-              text[13] == UInt8(ascii: ":"), text[16] == UInt8(ascii: ":") else { return nil }
-        func pair(_ offset: Int) -> Int64? {
-            let (high, low) = (text[offset] &- UInt8(ascii: "0"), text[offset + 1] &- UInt8(ascii: "0"))
-            return high < 10 && low < 10 ? Int64(high) * 10 + Int64(low) : nil
-        }
-        guard let century = pair(0), let year = pair(2), let month = pair(5), let day = pair(8),
-              let hour = pair(11), let minute = pair(14), let second = pair(17),
-              (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 60 else { return nil }
-        var fraction = text[19..<19]
-        if text.count > 19 {
-            guard text[19] == UInt8(ascii: "."), text.count > 20 else { return nil }
-            for index in 20..<text.count where !isDigit(text[index]) { return nil }
-            fraction = text[20...]
-        }
-        let days = daysFromCivil(year: century * 100 + year, month: month, day: day) - referenceDay
-        return Date(timeIntervalSinceReferenceDate: seconds(whole: days * 86_400 + hour * 3600 + minute * 60 + second, fraction: fraction))
     }
 
     /// The `Double` nearest to the exact decimal `whole + 0.fraction`.

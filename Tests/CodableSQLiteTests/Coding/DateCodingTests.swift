@@ -104,7 +104,7 @@ struct DateCodingTests {
     }
 
     @Test func malformedDateTextIsDataCorrupted() throws {
-        // The second line: near misses of the written form, which has a faster reader of its own.
+        // The second line: near misses of the form this library writes.
         for text in ["2023-13-01", "2023-11-14 25:00", "yesterday", "2023-11-14T", "", "2023-11-14 22:13:20.", "12/14/2023",
                      "2023-11-14 22:13:2x", "2023-11-14 22:60:00", "2023-00-14 22:13:20", "2023-11-32 22:13:20",
                      "2023-11-14 24:00:00", "2023-11-14 22:13:60", "2023-11-14 22:13:20.5x", "2023-11-14 22:13:20x", "2O23-11-14 22:13:20"] {
