@@ -1,19 +1,33 @@
-// swift-tools-version: 6.0
+// swift-tools-version: 6.1
 import PackageDescription
+
+// CodableSQLite depends on nothing but the system's SQLite. The PostgreSQL engine (the
+// `CodablePostgres` product) and everything it needs (postgres-nio, swift-nio, swift-log, …) are
+// used only when a client enables the `Postgres` trait; without it SwiftPM resolves, fetches and
+// builds none of them:
+//
+//     .package(url: "https://github.com/…/CodableSQLite", from: "…", traits: ["Postgres"])
+//
+// Here: `swift build --traits Postgres`, `swift test --traits Postgres`.
+let postgres: TargetDependencyCondition? = .when(traits: ["Postgres"])
 
 let package = Package(
     name: "CodableSQLite",
     platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9), .macCatalyst(.v16)],
     products: [
         .library(name: "CodableSQLite", targets: ["CodableSQLite"]),
-        // The same models on a PostgreSQL server (see Sources/CodablePostgres).
+        // The same models on a PostgreSQL server (see Sources/CodablePostgres); empty without the trait.
         .library(name: "CodablePostgres", targets: ["CodablePostgres"]),
         .executable(name: "todo", targets: ["todo"]),
     ],
+    traits: [
+        .trait(
+            name: "Postgres",
+            description: "The PostgreSQL engine: the CodablePostgres product, on postgres-nio."),
+    ],
     dependencies: [
-        // Only the example program uses it; CodableSQLite itself depends on nothing but SQLite.
-        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
-        // Only CodablePostgres uses it: the PostgreSQL client of the Swift server ecosystem.
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),  // TEMPORARY
+        // Only the PostgreSQL engine uses these, and only with the Postgres trait.
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
@@ -28,18 +42,14 @@ let package = Package(
             name: "CodablePostgres",
             dependencies: [
                 "CodableSQLite",
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "_ConnectionPoolModule", package: "postgres-nio"),  // its errors, to report them clearly
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: postgres),
+                .product(name: "Logging", package: "swift-log", condition: postgres),
             ]
         ),
+        // The main job's example program; `--postgres` needs the trait (swift run --traits Postgres todo …).
         .executableTarget(
             name: "todo",
-            dependencies: [
-                "CodableSQLite",
-                "CodablePostgres",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]
+            dependencies: ["CodableSQLite", .target(name: "CodablePostgres", condition: postgres), .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         // The soak test, outside `swift test`: swift run -c release soak [seconds].
         .executableTarget(name: "soak", dependencies: ["CodableSQLite", "CHeapUsage"]),
@@ -49,6 +59,9 @@ let package = Package(
         // A helper the PostgreSQL tests run as a second app instance (not a product).
         .executableTarget(name: "postgres-worker", dependencies: ["CodablePostgres"]),
         .testTarget(name: "CodableSQLiteTests", dependencies: ["CodableSQLite", "crash-writer"]),
-        .testTarget(name: "CodablePostgresTests", dependencies: ["CodablePostgres", "postgres-worker"]),
+        .testTarget(
+            name: "CodablePostgresTests",
+            dependencies: ["CodableSQLite", "CodablePostgres", "postgres-worker"]
+        ),
     ]
 )

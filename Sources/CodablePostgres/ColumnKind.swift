@@ -1,3 +1,4 @@
+#if Postgres
 import Foundation
 import PostgresNIO
 
@@ -101,3 +102,4 @@ enum ColumnKind: String, Sendable {
         }
     }
 }
+#endif

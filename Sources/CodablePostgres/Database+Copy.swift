@@ -1,3 +1,4 @@
+#if Postgres
 import Foundation
 
 extension Postgres.Database {
@@ -57,3 +58,4 @@ extension Postgres.Database {
         return written
     }
 }
+#endif

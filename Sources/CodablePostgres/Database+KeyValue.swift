@@ -1,3 +1,4 @@
+#if Postgres
 import Foundation
 import PostgresNIO
 
@@ -67,3 +68,4 @@ extension Postgres.Database {
         hasKeyValueTable.withLock { $0 = true }
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Postgres
 import Foundation
 import PostgresNIO
 
@@ -99,3 +100,4 @@ extension Postgres.Database {
         }
     }
 }
+#endif

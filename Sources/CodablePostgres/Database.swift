@@ -1,3 +1,4 @@
+#if Postgres
 import Foundation
 import Logging
 import PostgresNIO
@@ -135,3 +136,4 @@ extension Postgres {
         }
     }
 }
+#endif

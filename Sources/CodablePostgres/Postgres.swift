@@ -1,6 +1,6 @@
+#if Postgres
 @_exported import CodableSQLite
 import PostgresNIO
-import _ConnectionPoolModule
 
 /// The same ``Model`` types, ``Filter``s and key-value store as on SQLite, on a PostgreSQL server.
 ///
@@ -92,7 +92,7 @@ extension Postgres {
 
         /// The error to throw for any failure postgres-nio reports.
         static func from(_ error: any Swift.Error, sql: String?) -> any Swift.Error {
-                if let failure = error as? PSQLError {
+            if let failure = error as? PSQLError {
                 if let server = failure.serverInfo {
                     let state = server[.sqlState]
                     var message = server[.message] ?? "\(failure.code)"
@@ -121,9 +121,12 @@ extension Postgres {
                     return Postgres.Error(.connection, message: "\(failure.code)\(underlying)", sql: sql)
                 }
             }
-            if let pool = error as? ConnectionPoolError {
-                if pool == .requestCancelled { return CancellationError() }
-                if pool == .poolShutdown { return Postgres.Error(.closed, message: "the database is closed", sql: sql) }
+            // The pool's own errors (postgres-nio maps most of them to PSQLError above). Its type lives
+            // in an underscored module that is not API, so it is recognised by name, not imported.
+            if String(describing: type(of: error)) == "ConnectionPoolError" {
+                let text = String(describing: error)
+                if text.contains("requestCancelled") { return CancellationError() }
+                if text.contains("poolShutdown") { return Postgres.Error(.closed, message: "the database is closed", sql: sql) }
                 return Postgres.Error(.connection, message: "no connection to the server could be made for a while; it is down or unreachable", sql: sql)
             }
             // Errors of the caller's own code (thrown inside a transaction) pass through unchanged.
@@ -131,3 +134,4 @@ extension Postgres {
         }
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Postgres
 import Foundation
 import PostgresNIO
 
@@ -148,3 +149,4 @@ enum PostgresSQL {
         character == "%" || character == "_" || character == "\\" ? "\\" + String(character) : String(character)
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Postgres
 import Foundation
 
 /// A model's table on PostgreSQL: its columns with their types, and the statements the model API
@@ -137,3 +138,4 @@ struct PostgresTable: Sendable {
         return Int64(bitPattern: hash)
     }
 }
+#endif

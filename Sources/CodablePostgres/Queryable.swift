@@ -1,3 +1,4 @@
+#if Postgres
 import Foundation
 
 extension Postgres {
@@ -160,3 +161,4 @@ extension Postgres.Queryable {
         try await handle.session.delete(with: filter)
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Postgres
 import Foundation
 import PostgresNIO
 
@@ -74,3 +75,4 @@ extension Postgres.Session {
         return Int(try await integers(sql, binds).first ?? 0)
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Postgres
 import Foundation
 import PostgresNIO
 
@@ -160,3 +161,4 @@ extension Postgres {
         }
     }
 }
+#endif

@@ -2,8 +2,10 @@
 // another process does the same, then prints what it counted.
 //
 //     postgres-worker URL COUNT LABEL
-import CodablePostgres
 import Foundation
+
+#if Postgres
+import CodablePostgres
 
 struct Visit: UUIDModel, Sendable {
     let id: UUID
@@ -35,3 +37,7 @@ do {
     print("failed: \(error)")
     exit(1)
 }
+#else
+FileHandle.standardError.write(Data("postgres-worker needs the Postgres trait: swift build --traits Postgres\n".utf8))
+exit(2)
+#endif

@@ -1,3 +1,4 @@
+#if Postgres
 import CodablePostgres
 import Foundation
 
@@ -45,3 +46,4 @@ struct PostgresTaskStore: TaskStoring {
         try await database.get(with: Filter(\Task.id, is: .hasPrefix(prefix)))
     }
 }
+#endif

@@ -38,7 +38,12 @@ struct StoreOptions: ParsableArguments {
     func openStore(root: Todo) async throws -> any TaskStoring {
         if let url = postgres ?? root.postgres {
             if database ?? root.database != nil { throw ValidationError("Give --database or --postgres, not both.") }
+            #if Postgres
             return try await PostgresTaskStore.open(url: url)
+            #else
+            _ = url
+            throw TodoError(description: "--postgres needs the PostgreSQL engine, which this build leaves out. Build with it: swift run --traits Postgres todo --postgres URL …")
+            #endif
         }
         return try await TaskStore.open(path: database ?? root.database)
     }

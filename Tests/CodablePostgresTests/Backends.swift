@@ -1,3 +1,4 @@
+#if Postgres
 import Foundation
 import Testing
 @testable import CodablePostgres
@@ -66,3 +67,4 @@ func throwsModelError(_ code: ModelError.Code, _ body: () async throws -> Void) 
         return false
     }
 }
+#endif

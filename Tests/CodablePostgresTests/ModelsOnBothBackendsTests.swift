@@ -1,3 +1,4 @@
+#if Postgres
 import Foundation
 import Testing
 @testable import CodablePostgres
@@ -216,3 +217,4 @@ struct ModelsOnBothBackendsTests {
         #expect(try await db.count(Version2.Pet.self) == 2)
     }
 }
+#endif

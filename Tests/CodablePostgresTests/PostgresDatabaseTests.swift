@@ -1,3 +1,4 @@
+#if Postgres
 import Foundation
 import Testing
 @testable import CodablePostgres
@@ -225,3 +226,4 @@ struct PostgresDatabaseTests {
         #expect(try await db.count(Person.self) == 0)
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Postgres
 import Foundation
 import Testing
 @testable import CodablePostgres
@@ -171,3 +172,4 @@ extension Trait where Self == ConditionTrait {
         }
     }
 }
+#endif
