@@ -8,7 +8,7 @@ let package = Package(
     name: "PostgresBenchmarks",
     platforms: [.macOS(.v13)],
     dependencies: [
-        .package(name: "CodableSQLite", path: "../.."),
+        .package(name: "CodableSQLite", path: "../..", traits: ["Postgres"]),
         .package(url: "https://github.com/vapor/fluent-kit", exact: "1.57.0"),
         .package(url: "https://github.com/vapor/fluent-postgres-driver", exact: "2.14.0"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),

@@ -88,7 +88,7 @@ extension SQLite {
         /// ```
         ///
         /// - Throws: `DecodingError` (`typeMismatch` for more than one row), or ``SQLite/Error``.
-        @available(*, noasync, message: "from async code, call the async form with await")
+        @available(*, noasync, message: "blocks its thread; in async code call the async form with await. Top-level code (main.swift) that awaits gets this form even with await: move the calls into an async function")
         public func decode<T: Decodable>(_ type: T.Type, using sql: SQL, arguments: SQLiteArguments = [:]) throws -> T? {
             try decodeOne(type, using: sql) { try $0.bind(arguments) }
         }
@@ -101,7 +101,7 @@ extension SQLite {
         ///
         /// As with named arguments, an array type decodes every row, one element per row, and
         /// `[String]?.self` reads the JSON array in one row.
-        @available(*, noasync, message: "from async code, call the async form with await")
+        @available(*, noasync, message: "blocks its thread; in async code call the async form with await. Top-level code (main.swift) that awaits gets this form even with await: move the calls into an async function")
         public func decode<T: Decodable>(_ type: T.Type, using sql: SQL, arguments: [SQLite.Value]) throws -> T? {
             try decodeOne(type, using: sql) { try $0.bind(arguments) }
         }
@@ -116,7 +116,7 @@ extension SQLite {
         /// `decode(Array<[String]>.self, …)` reads a JSON array from each row.
         ///
         /// - Throws: `DecodingError` whose coding path starts with the row's index, or ``SQLite/Error``.
-        @available(*, noasync, message: "from async code, call the async form with await")
+        @available(*, noasync, message: "blocks its thread; in async code call the async form with await. Top-level code (main.swift) that awaits gets this form even with await: move the calls into an async function")
         public func decode<T: Decodable>(_ type: [T].Type, using sql: SQL, arguments: SQLiteArguments = [:]) throws -> [T] {
             try decodeAll(T.self, using: sql) { try $0.bind(arguments) }
         }
@@ -126,7 +126,7 @@ extension SQLite {
         /// ```swift
         /// let names = try decoder.decode([String].self, using: "SELECT name FROM people WHERE age > ?", arguments: [.integer(17)])
         /// ```
-        @available(*, noasync, message: "from async code, call the async form with await")
+        @available(*, noasync, message: "blocks its thread; in async code call the async form with await. Top-level code (main.swift) that awaits gets this form even with await: move the calls into an async function")
         public func decode<T: Decodable>(_ type: [T].Type, using sql: SQL, arguments: [SQLite.Value]) throws -> [T] {
             try decodeAll(T.self, using: sql) { try $0.bind(arguments) }
         }

@@ -92,7 +92,7 @@ extension SQLite {
         ///
         /// - Throws: `EncodingError` when the value cannot be stored (with its coding path), or
         ///   ``SQLite/Error`` when SQLite rejects the statement.
-        @available(*, noasync, message: "from async code, call the async form with await")
+        @available(*, noasync, message: "blocks its thread; in async code call the async form with await. Top-level code (main.swift) that awaits gets this form even with await: move the calls into an async function")
         public func encode<T: Encodable>(_ value: T, using sql: SQL) throws {
             let options = self.options
             if let array = value as? any EncodableArray {
@@ -116,7 +116,7 @@ extension SQLite {
         /// - Throws: the first failure, after rolling back the whole array: `EncodingError` whose
         ///   coding path starts with the element's index, or ``SQLite/Error`` whose
         ///   ``SQLite/Error/elementIndex`` names the element.
-        @available(*, noasync, message: "from async code, call the async form with await")
+        @available(*, noasync, message: "blocks its thread; in async code call the async form with await. Top-level code (main.swift) that awaits gets this form even with await: move the calls into an async function")
         public func encode<T: Encodable>(_ values: [T], using sql: SQL) throws {
             try values.encodeRows(into: database, using: sql, options: options)
         }

@@ -23,7 +23,7 @@ extension SQLite.Database {
     /// ```
     ///
     /// - Throws: ``SQLite/Error`` (`cannotOpen` for a destination that cannot be written).
-    @available(*, noasync, message: "from async code, call the async form with await")
+    @available(*, noasync, message: "blocks its thread; in async code call the async form with await. Top-level code (main.swift) that awaits gets this form even with await: move the calls into an async function")
     public func backup(to path: String) throws {
         try withReader { source in try source.backup(to: path, pagesPerStep: -1, progress: nil) }   // -1: every page at once
     }
@@ -49,7 +49,7 @@ extension SQLite.Database {
     /// ```swift
     /// try db.vacuum(into: "/backups/app-compact.sqlite")
     /// ```
-    @available(*, noasync, message: "from async code, call the async form with await")
+    @available(*, noasync, message: "blocks its thread; in async code call the async form with await. Top-level code (main.swift) that awaits gets this form even with await: move the calls into an async function")
     public func vacuum(into path: String) throws {
         try withWriter { connection in _ = try connection.rows("VACUUM INTO ?", arguments: [.text(path)], readOnly: false) }
     }
@@ -71,7 +71,7 @@ extension SQLite.Database {
     /// ```
     ///
     /// - Throws: ``SQLite/Error`` when the file is too damaged to check (`corrupt`, `notADatabase`).
-    @available(*, noasync, message: "from async code, call the async form with await")
+    @available(*, noasync, message: "blocks its thread; in async code call the async form with await. Top-level code (main.swift) that awaits gets this form even with await: move the calls into an async function")
     public func checkIntegrity() throws -> [String] {
         try withReader { try $0.integrityProblems() }
     }

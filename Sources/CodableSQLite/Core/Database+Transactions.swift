@@ -13,7 +13,7 @@ extension SQLite.Database {
     ///     return try db.read("SELECT count(*) AS n FROM t")[0]["n"]?.intValue ?? 0
     /// }
     /// ```
-    @available(*, noasync, message: "from async code, call the async form with await")
+    @available(*, noasync, message: "blocks its thread; in async code call the async form with await. Top-level code (main.swift) that awaits gets this form even with await: move the calls into an async function")
     @discardableResult
     public func inTransaction<R>(_ block: () throws -> R) throws -> R {
         try withWriter { connection in

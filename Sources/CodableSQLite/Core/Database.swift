@@ -199,7 +199,7 @@ extension SQLite {
         ///
         /// A failing statement stops the run; earlier statements stay applied unless the call
         /// is inside `inTransaction(_:)`.
-        @available(*, noasync, message: "from async code, call the async form with await")
+        @available(*, noasync, message: "blocks its thread; in async code call the async form with await. Top-level code (main.swift) that awaits gets this form even with await: move the calls into an async function")
         @discardableResult
         public func execute(raw sql: SQL) throws -> [SQLiteRow] {
             try withWriter { try $0.execute(sql) }
@@ -211,7 +211,7 @@ extension SQLite {
         /// ```swift
         /// try db.write("INSERT INTO t VALUES (:id, :name)", arguments: ["id": .integer(1), "name": .text("a")])
         /// ```
-        @available(*, noasync, message: "from async code, call the async form with await")
+        @available(*, noasync, message: "blocks its thread; in async code call the async form with await. Top-level code (main.swift) that awaits gets this form even with await: move the calls into an async function")
         @discardableResult
         public func write(_ sql: SQL, arguments: SQLiteArguments = [:]) throws -> [SQLiteRow] {
             try withWriter { try $0.rows(sql, arguments: arguments, readOnly: false) }
@@ -222,7 +222,7 @@ extension SQLite {
         /// ```swift
         /// try db.write("INSERT INTO t VALUES (?, ?)", arguments: [.integer(2), .text("b")])
         /// ```
-        @available(*, noasync, message: "from async code, call the async form with await")
+        @available(*, noasync, message: "blocks its thread; in async code call the async form with await. Top-level code (main.swift) that awaits gets this form even with await: move the calls into an async function")
         @discardableResult
         public func write(_ sql: SQL, arguments: [SQLite.Value]) throws -> [SQLiteRow] {
             try withWriter { try $0.rows(sql, arguments: arguments, readOnly: false) }
@@ -235,7 +235,7 @@ extension SQLite {
         /// ```
         ///
         /// - Throws: ``SQLite/Error`` with ``SQLite/ResultCode/misuse`` for a statement that writes.
-        @available(*, noasync, message: "from async code, call the async form with await")
+        @available(*, noasync, message: "blocks its thread; in async code call the async form with await. Top-level code (main.swift) that awaits gets this form even with await: move the calls into an async function")
         public func read(_ sql: SQL, arguments: SQLiteArguments = [:]) throws -> [SQLiteRow] {
             try withReader { try $0.rows(sql, arguments: arguments, readOnly: true) }
         }
@@ -245,7 +245,7 @@ extension SQLite {
         /// ```swift
         /// let rows = try db.read("SELECT ? + ?", arguments: [.integer(1), .integer(2)])
         /// ```
-        @available(*, noasync, message: "from async code, call the async form with await")
+        @available(*, noasync, message: "blocks its thread; in async code call the async form with await. Top-level code (main.swift) that awaits gets this form even with await: move the calls into an async function")
         public func read(_ sql: SQL, arguments: [SQLite.Value]) throws -> [SQLiteRow] {
             try withReader { try $0.rows(sql, arguments: arguments, readOnly: true) }
         }

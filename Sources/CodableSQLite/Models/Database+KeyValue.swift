@@ -12,7 +12,7 @@ extension SQLite.Database {
     ///
     /// Single values are stored as SQLite stores them (a `Double` as REAL), others as JSON text,
     /// following the same storage rules as columns, so values come back exactly.
-    @available(*, noasync, message: "from async code, call the async form with await")
+    @available(*, noasync, message: "blocks its thread; in async code call the async form with await. Top-level code (main.swift) that awaits gets this form even with await: move the calls into an async function")
     public func store<T: Encodable>(_ value: T, forKey key: String) throws {
         let stored = try ValueEncoder.value(for: value, at: .root, options: EncodingOptions())
         try withWriter { connection in
@@ -52,7 +52,7 @@ extension SQLite.Database {
     /// ```
     ///
     /// - Throws: `DecodingError` when the stored value is not a `T` (a stored `nil` is not an `Int`).
-    @available(*, noasync, message: "from async code, call the async form with await")
+    @available(*, noasync, message: "blocks its thread; in async code call the async form with await. Top-level code (main.swift) that awaits gets this form even with await: move the calls into an async function")
     public func value<T: Decodable>(_ type: T.Type, forKey key: String) throws -> T? {
         try withReader { connection -> T? in
             guard try keyValueTableExists(on: connection) else { return nil }
@@ -73,7 +73,7 @@ extension SQLite.Database {
     /// ```
     ///
     /// - Returns: whether a value was removed.
-    @available(*, noasync, message: "from async code, call the async form with await")
+    @available(*, noasync, message: "blocks its thread; in async code call the async form with await. Top-level code (main.swift) that awaits gets this form even with await: move the calls into an async function")
     @discardableResult
     public func removeValue(forKey key: String) throws -> Bool {
         try withWriter { connection in

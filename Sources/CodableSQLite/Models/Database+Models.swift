@@ -10,7 +10,7 @@ extension SQLite.Database {
     /// ```
     ///
     /// - Returns: the saved value; for an optional integer id that was `nil`, with the id SQLite assigned.
-    @available(*, noasync, message: "from async code, call the async form with await")
+    @available(*, noasync, message: "blocks its thread; in async code call the async form with await. Top-level code (main.swift) that awaits gets this form even with await: move the calls into an async function")
     @discardableResult
     public func save<T: Model>(_ value: T) throws -> T {
         let table = try tableForWriting(T.self, sample: value)
@@ -31,7 +31,7 @@ extension SQLite.Database {
     ///
     /// - Throws: the first failure, after rolling everything back; an ``SQLite/Error`` carries the
     ///   failing element's ``SQLite/Error/elementIndex``.
-    @available(*, noasync, message: "from async code, call the async form with await")
+    @available(*, noasync, message: "blocks its thread; in async code call the async form with await. Top-level code (main.swift) that awaits gets this form even with await: move the calls into an async function")
     @discardableResult
     public func save<T: Model>(_ values: [T]) throws -> [T] {
         guard let first = values.first else { return [] }
@@ -73,7 +73,7 @@ extension SQLite.Database {
     /// ```swift
     /// let everyone: [Person] = try db.get(Person.self)
     /// ```
-    @available(*, noasync, message: "from async code, call the async form with await")
+    @available(*, noasync, message: "blocks its thread; in async code call the async form with await. Top-level code (main.swift) that awaits gets this form even with await: move the calls into an async function")
     public func get<T: Model>(_ type: T.Type) throws -> [T] {
         try get(with: Filter<T>())
     }
@@ -83,7 +83,7 @@ extension SQLite.Database {
     /// ```swift
     /// let adults = try db.get(with: Filter(\Person.age, is: .greater(than: 17)).sort(by: \.name))
     /// ```
-    @available(*, noasync, message: "from async code, call the async form with await")
+    @available(*, noasync, message: "blocks its thread; in async code call the async form with await. Top-level code (main.swift) that awaits gets this form even with await: move the calls into an async function")
     public func get<T: Model>(with filter: Filter<T>) throws -> [T] {
         let (clauses, arguments) = try filter.clauses()
         guard let table = try tableForReading(T.self) else { return [] }
@@ -96,7 +96,7 @@ extension SQLite.Database {
     /// ```swift
     /// let billy: Person? = try db.get(Person.self, id: billyID)
     /// ```
-    @available(*, noasync, message: "from async code, call the async form with await")
+    @available(*, noasync, message: "blocks its thread; in async code call the async form with await. Top-level code (main.swift) that awaits gets this form even with await: move the calls into an async function")
     public func get<T: Model>(_ type: T.Type, id: T.ID) throws -> T? {
         guard let table = try tableForReading(T.self) else { return nil }
         let key = try ValueEncoder.value(for: id, at: .root, options: EncodingOptions())
@@ -109,7 +109,7 @@ extension SQLite.Database {
     /// ```swift
     /// let n = try db.count(Person.self)
     /// ```
-    @available(*, noasync, message: "from async code, call the async form with await")
+    @available(*, noasync, message: "blocks its thread; in async code call the async form with await. Top-level code (main.swift) that awaits gets this form even with await: move the calls into an async function")
     public func count<T: Model>(_ type: T.Type) throws -> Int {
         try count(with: Filter<T>())
     }
@@ -119,7 +119,7 @@ extension SQLite.Database {
     /// ```swift
     /// let m = try db.count(with: Filter(\Person.age, is: .between(15, and: 35)))
     /// ```
-    @available(*, noasync, message: "from async code, call the async form with await")
+    @available(*, noasync, message: "blocks its thread; in async code call the async form with await. Top-level code (main.swift) that awaits gets this form even with await: move the calls into an async function")
     public func count<T: Model>(with filter: Filter<T>) throws -> Int {
         let (clauses, arguments) = try filter.clauses(includingOrderAndLimit: false)
         guard let table = try tableForReading(T.self) else { return 0 }
@@ -145,7 +145,7 @@ extension SQLite.Database {
     /// ```
     ///
     /// - Returns: whether a row was deleted.
-    @available(*, noasync, message: "from async code, call the async form with await")
+    @available(*, noasync, message: "blocks its thread; in async code call the async form with await. Top-level code (main.swift) that awaits gets this form even with await: move the calls into an async function")
     @discardableResult
     public func delete<T: Model>(_ value: T) throws -> Bool {
         try delete(T.self, id: value.id)
@@ -158,7 +158,7 @@ extension SQLite.Database {
     /// ```
     ///
     /// - Returns: whether a row was deleted.
-    @available(*, noasync, message: "from async code, call the async form with await")
+    @available(*, noasync, message: "blocks its thread; in async code call the async form with await. Top-level code (main.swift) that awaits gets this form even with await: move the calls into an async function")
     @discardableResult
     public func delete<T: Model>(_ type: T.Type, id: T.ID) throws -> Bool {
         guard let table = try tableForReading(T.self) else { return false }
@@ -182,7 +182,7 @@ extension SQLite.Database {
     /// ```
     ///
     /// - Returns: how many rows were deleted.
-    @available(*, noasync, message: "from async code, call the async form with await")
+    @available(*, noasync, message: "blocks its thread; in async code call the async form with await. Top-level code (main.swift) that awaits gets this form even with await: move the calls into an async function")
     @discardableResult
     public func delete<T: Model>(_ values: [T]) throws -> Int {
         guard let table = try tableForReading(T.self) else { return 0 }
@@ -208,7 +208,7 @@ extension SQLite.Database {
     /// ```
     ///
     /// - Returns: how many rows were deleted.
-    @available(*, noasync, message: "from async code, call the async form with await")
+    @available(*, noasync, message: "blocks its thread; in async code call the async form with await. Top-level code (main.swift) that awaits gets this form even with await: move the calls into an async function")
     @discardableResult
     public func delete<T: Model>(with filter: Filter<T>) throws -> Int {
         let (clauses, arguments) = try filter.clauses()

@@ -116,8 +116,34 @@ package struct ModelReflection: @unchecked Sendable {  // immutable after creati
             return true
         }
         guard keyPathsRead, typesRead, names.count == types.count else {
-            throw ModelError(.unsupportedModel, Root.self, "cannot be reflected: Swift's runtime does not list its stored properties (is it a struct?)")
+            throw unreflectable(Root.self)
         }
         return (0..<names.count).map { Field(name: names[$0], keyPath: keyPaths[$0], type: types[$0]) }
+    }
+
+    /// The error for a struct whose stored properties Swift lists but cannot give key paths for:
+    /// it names the properties (closures, metatypes, weak or unowned references).
+    private static func unreflectable<Root>(_ type: Root.Type) -> ModelError {
+        var withKeyPaths: Set<String> = []
+        // `.ignoreUnknown` (1 << 1), spelled by value: the standard library declares it as a `static var`.
+        let ignoreUnknown = _EachFieldOptions(rawValue: 1 << 1)
+        _ = _forEachFieldWithKeyPath(of: Root.self, options: ignoreUnknown) { name, _ in
+            withKeyPaths.insert(String(cString: name))
+            return true
+        }
+        var offending: [String] = []
+        _ = _forEachField(of: Root.self, options: []) { name, _, fieldType, _ in
+            let name = String(cString: name)
+            if !withKeyPaths.contains(name) { offending.append("`\(name)` (\(fieldType))") }
+            return true
+        }
+        guard !offending.isEmpty else {
+            return ModelError(.unsupportedModel, Root.self, "cannot be reflected: Swift's runtime does not list its stored properties")
+        }
+        let list = offending.joined(separator: ", ")
+        return ModelError(.unsupportedModel, Root.self, """
+            has stored properties a model cannot keep: \(list). Closures, metatypes and weak or unowned references \
+            have no key paths, so they cannot be columns; make them computed properties, or keep them outside the model
+            """)
     }
 }

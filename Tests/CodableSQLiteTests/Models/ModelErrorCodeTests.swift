@@ -12,6 +12,15 @@ private struct NoID: Codable, Model {
     var name: String
 }
 
+/// A struct with a stored closure (left out of its coding keys): Swift has no key path for it.
+private struct WithClosure: Codable, Model {
+    var id: Int64?
+    var name = ""
+    var onChange: @Sendable () -> Void = {}
+
+    enum CodingKeys: String, CodingKey { case id, name }
+}
+
 /// An app's own `Filter`, which shadows ours: the namespaced spelling still reaches the library.
 private struct Filter {}
 
@@ -22,6 +31,15 @@ struct ModelErrorCodeTests {
         let error = #expect(throws: ModelError.self) { try db.save(ClassModel()) }
         #expect(error?.code == .unsupportedModel)
         #expect(error?.message.contains("is a class; models are structs") == true)
+        #expect(try db.count(Note.self) == 0)   // the database is still usable
+    }
+
+    @Test func anUnreflectablePropertyIsNamedInTheError() throws {
+        let db = try ModelFixtures.memory()
+        let error = #expect(throws: ModelError.self) { try db.save(WithClosure()) }
+        #expect(error?.code == .unsupportedModel)
+        #expect(error?.message.contains("`onChange`") == true)
+        #expect(error?.message.contains("is it a struct") == false)
         #expect(try db.count(Note.self) == 0)   // the database is still usable
     }
 
