@@ -10,7 +10,7 @@ import CSQLite
 /// slower as the log's index grows.
 ///
 /// The writer therefore replaces the automatic checkpoint with this policy, run after each commit:
-/// - from ``passiveThreshold`` pages on, a passive checkpoint (what SQLite does by default: it
+/// - from ``passiveCheckpointThreshold`` pages on, a passive checkpoint (what SQLite does by default: it
 ///   copies what no reader needs, waits for no one);
 /// - from ``restartCheckpointThreshold`` pages on, a *restart* checkpoint: it waits a moment
 ///   (``restartCheckpointWait``) for the readers of older snapshots to finish their statement,

@@ -5,7 +5,7 @@ import Foundation
 /// One SQLite connection and its statement cache.
 ///
 /// Not thread-safe: ``SQLite/Database`` hands a connection to one thread at a time (the writer
-/// behind a lock, readers through ``ReaderPool``), which is why it opens SQLite in multi-thread
+/// a pool of one, readers a pool of several, both ``ConnectionPool``s), which is why it opens SQLite in multi-thread
 /// mode (`SQLITE_OPEN_NOMUTEX`).
 final class RawConnection: @unchecked Sendable {  // used by one thread at a time, handed over by ConnectionPool
     struct Options {

@@ -84,15 +84,6 @@ extension Statement {
         try check(resultCode)
     }
 
-    /// Binds UTF-8 bytes as TEXT.
-    @inline(__always)
-    func bindText(_ bytes: UnsafeRawBufferPointer, at index: Int32) throws {
-        let start = bytes.baseAddress ?? UnsafeRawPointer(emptyBytes)
-        try check(sqlite3_bind_text64(
-            handle, index, start.assumingMemoryBound(to: CChar.self), UInt64(bytes.count),
-            csqlite_transient(), UInt8(SQLITE_UTF8)))
-    }
-
     @inline(__always)
     func bind(_ value: Data, at index: Int32) throws {
         if value.isEmpty {
