@@ -1,6 +1,6 @@
 extension SQLite {
-    /// One connection of a database, lent to a closure by ``Database/read(_:)-(_)`` or
-    /// ``Database/write(_:)-(_)`` so that several statements run on it in a row.
+    /// One connection of a database, lent to a closure by `db.read { conn in … }` or
+    /// `db.write { conn in … }` so that several statements run on it in a row.
     ///
     /// ```swift
     /// let (count, newest) = try db.read { conn in

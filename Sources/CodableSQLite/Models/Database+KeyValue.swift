@@ -38,7 +38,7 @@ extension SQLite.Database {
     /// let scores = try db.value([String: Int].self, forKey: "scores")
     /// ```
     ///
-    /// Every value ``store(_:forKey:)`` accepts comes back equal, read as the one stored value
+    /// Every value `store(_:forKey:)` accepts comes back equal, read as the one stored value
     /// (the struct's properties are members of its JSON, not result columns).
     ///
     /// Asking for an `Optional` works like a dictionary of optionals: the result is `nil` when
