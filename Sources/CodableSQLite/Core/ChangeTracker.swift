@@ -12,7 +12,8 @@ import Foundation
 ///   handed to `publish` once the commit is complete, rolled-back ones are dropped.
 ///
 /// Installed on the writer only, and only while observations exist, so that writes nobody
-/// observes pay nothing.
+/// observes pay nothing for it. (The commit hook is the writer's own, which also refuses commits
+/// into a moved file: `RawConnection+CommitHook.swift`; it forwards to the tracker when one is set.)
 final class ChangeTracker {
     /// Called on the writer's thread, after each commit that changed something.
     let publish: (DatabaseChanges) -> Void

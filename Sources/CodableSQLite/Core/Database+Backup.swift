@@ -63,14 +63,25 @@ extension SQLite.Database {
         try await performWrite { connection in _ = try connection.rows("VACUUM INTO ?", arguments: [.text(path)], readOnly: false) }
     }
 
-    /// Runs SQLite's integrity check and returns the problems it finds: `[]` for a sound database.
+    /// Runs SQLite's integrity check and returns every problem it reports: `[]` for a sound
+    /// database.
+    ///
+    /// A damaged file can stop the check part way (SQLite lists what it found, then fails with
+    /// `SQLITE_CORRUPT`); the problems found so far are returned, and the error that stopped the
+    /// check is the last one:
     ///
     /// ```swift
     /// let problems = try db.checkIntegrity()
     /// if !problems.isEmpty { print("damaged:", problems) }
+    /// // ["*** in database main ***\nPage 20: btreeInitPage() returns error code 11",
+    /// //  "Page 10: btreeInitPage() returns error code 11",
+    /// //  "The check stopped: database disk image is malformed (SQLite error 11)"]
     /// ```
     ///
-    /// - Throws: ``SQLite/Error`` when the file is too damaged to check (`corrupt`, `notADatabase`).
+    /// - Throws: ``SQLite/Error`` only when nothing could be checked: the file is not a database,
+    ///   or its header or schema cannot be read (`notADatabase`, `corrupt`); an I/O error or
+    ///   another connection's lock before any problem was reported (`ioError`, `busy`); or the
+    ///   check was interrupted (`interrupt`; the async form throws `CancellationError`).
     @available(*, noasync, message: "blocks its thread; in async code call the async form with await. Top-level code (main.swift) that awaits gets this form even with await: move the calls into an async function")
     public func checkIntegrity() throws -> [String] {
         try withReader { try $0.integrityProblems() }
@@ -87,14 +98,20 @@ extension SQLite.Database {
 }
 
 extension RawConnection {
-    /// `PRAGMA integrity_check`, without its `ok`.
+    /// `PRAGMA integrity_check`, without its `ok`. When the check stops part way with
+    /// `SQLITE_CORRUPT` (the file is damaged, which is the answer), or with another error after
+    /// reporting problems, that error is the last problem. A check that cannot start (the schema
+    /// unreadable), is interrupted, or fails before reporting anything throws.
     func integrityProblems() throws -> [String] {
-        let rows = try withStatement("PRAGMA integrity_check") { statement in
-            var lines: [String] = []
-            while try statement.step() { lines.append(statement.text(at: 0)) }
-            return lines
+        try withStatement("PRAGMA integrity_check") { statement in
+            var problems: [String] = []
+            do {
+                while try statement.step() { problems.append(statement.text(at: 0)) }
+            } catch let error as SQLite.Error where error.code != .interrupt && (error.code == .corrupt || !problems.isEmpty) {
+                problems.append("The check stopped: \(error.message) (SQLite error \(error.extendedCode.rawValue))")
+            }
+            return problems == ["ok"] ? [] : problems
         }
-        return rows == ["ok"] ? [] : rows
     }
 
     /// Copies this connection's main database to `path`, from one read snapshot.

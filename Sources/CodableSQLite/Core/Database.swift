@@ -79,6 +79,7 @@ extension SQLite {
             options.foreignKeysEnabled = configuration.foreignKeysEnabled
             options.trace = statementTrace
             writer = try RawConnection(path: path, options: options)
+            writer.installCommitHook()
 
             var usesReaders = false
             if writer.isFileBacked {

@@ -44,6 +44,10 @@ extension SQLite {
         /// The error SQLite reports for a failed call on `connection`, whose extended result
         /// codes are enabled so `resultCode` is the extended code.
         init(connection: OpaquePointer?, resultCode: Int32, sql: String?) {
+            if let moved = Self.databaseMoved(connection: connection, resultCode: resultCode, sql: sql) {
+                self = moved
+                return
+            }
             let message = connection.map { String(cString: sqlite3_errmsg($0)) }
                 ?? String(cString: sqlite3_errstr(resultCode))
             self.init(code: ResultCode(rawValue: resultCode), message: message, sql: sql)

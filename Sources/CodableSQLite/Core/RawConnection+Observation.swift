@@ -17,20 +17,13 @@ extension RawConnection {
             let connection = Unmanaged<RawConnection>.fromOpaque(context).takeUnretainedValue()
             connection.tracker?.noteRow(operation: operation, table: table, rowID: rowID)
         }, context)
-        sqlite3_commit_hook(handle, { context in
-            guard let context else { return 0 }
-            let connection = Unmanaged<RawConnection>.fromOpaque(context).takeUnretainedValue()
-            connection.noteRunningStatements()
-            connection.tracker?.transactionCommitting()
-            return 0
-        }, context)
+        // The writer's commit hook (RawConnection+CommitHook.swift) tells the tracker what commits.
     }
 
     /// Stops collecting changes; writes cost nothing extra again.
     func stopTrackingChanges() {
         tracker = nil
         sqlite3_update_hook(handle, nil, nil)
-        sqlite3_commit_hook(handle, nil, nil)
         sqlite3_set_authorizer(handle, nil, nil)
         // Statements prepared under the authorizer skip the truncate optimisation: start afresh.
         statements.removeAll()

@@ -38,6 +38,9 @@ final class RawConnection: @unchecked Sendable {  // used by one thread at a tim
     private var trace: StatementTrace?
     /// Collects what transactions change while live queries observe the database (writer only).
     var tracker: ChangeTracker?
+    /// Whether the commit hook refuses commits into a moved or deleted file (a file-backed writer;
+    /// see ``installCommitHook()``).
+    var checksFileLocation = false
     /// What the authorizer collects for the statement being prepared, when someone asks.
     var preparedRegion: PreparedRegion?
     /// Whether ``installKeyNoteFunction()`` ran.
@@ -107,6 +110,7 @@ final class RawConnection: @unchecked Sendable {  // used by one thread at a tim
 
     deinit {
         sqlite3_wal_hook(handle, nil, nil)
+        sqlite3_commit_hook(handle, nil, nil)
         if rollbackObserver != nil { sqlite3_rollback_hook(handle, nil, nil) }
         statements.removeAll()
         sqlite3_close_v2(handle)

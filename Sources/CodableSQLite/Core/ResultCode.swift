@@ -114,6 +114,16 @@ extension SQLite {
         /// `SQLITE_CONSTRAINT_UNIQUE` (2067).
         public static let constraintUnique = ResultCode(rawValue: 2067)
         /// `SQLITE_READONLY_DBMOVED` (1032): the database file was moved or deleted while open.
+        /// Every later commit is refused with it, in WAL mode too (where SQLite itself does not
+        /// notice), and its message names the path:
+        ///
+        /// ```swift
+        /// do {
+        ///     try db.save(task)
+        /// } catch SQLite.ResultCode.readOnlyDatabaseMoved {
+        ///     // the file or its folder was deleted, renamed or replaced: reopen the database
+        /// }
+        /// ```
         public static let readOnlyDatabaseMoved = ResultCode(rawValue: 1032)
     }
 }

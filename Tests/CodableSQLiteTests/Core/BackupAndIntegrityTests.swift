@@ -123,6 +123,51 @@ struct BackupAndIntegrityTests {
         }
     }
 
+    @Test func theIntegrityCheckReturnsTheDamagedPagesAndTheErrorThatStoppedIt() throws {
+        let path = TestDatabases.temporaryPath("damaged-pages")
+        var pageSize = 0
+        do {
+            let db = try SQLite.Database(path: path)
+            try db.execute(raw: "CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT, payload TEXT); CREATE INDEX t_name ON t(name);")
+            try db.inTransaction {
+                for id in 1...3_000 {
+                    try db.write("INSERT INTO t VALUES (?, ?, ?)", arguments: [.integer(Int64(id)), .text("name\(id)"), .text(String(repeating: "x", count: 200))])
+                }
+            }
+            try db.execute(raw: "PRAGMA wal_checkpoint(TRUNCATE)")
+            pageSize = try db.read("PRAGMA page_size")[0]["page_size"]?.intValue ?? 0
+            #expect(try db.checkIntegrity() == [])
+        }
+        // Twelve pages of the table overwritten with garbage; the header (page 1) intact.
+        let damaged = Array(stride(from: 10, through: 120, by: 10))
+        let file = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+        for page in damaged {
+            try file.seek(toOffset: UInt64((page - 1) * pageSize))
+            try file.write(contentsOf: Data(repeating: 0xA5, count: pageSize))
+        }
+        try file.close()
+
+        // SQLite lists the pages, then stops with SQLITE_CORRUPT: both are returned.
+        let problems = try SQLite.Database(path: path).checkIntegrity()
+        for page in damaged {
+            #expect(problems.contains { $0.contains("Page \(page):") }, "page \(page) is not reported: \(problems)")
+        }
+        #expect(problems.last?.contains("database disk image is malformed") == true, "\(problems)")
+        #expect(problems.last?.contains("SQLite error 11") == true, "\(problems)")
+    }
+
+    @Test func theIntegrityCheckThrowsWhenTheFileIsNotADatabase() throws {
+        let path = TestDatabases.temporaryPath("integrity-not-a-database")
+        let db = try SQLite.Database(path: path)
+        try db.execute(raw: "CREATE TABLE t (n); INSERT INTO t VALUES (1); PRAGMA wal_checkpoint(TRUNCATE);")
+        // The header overwritten while the database is open; no reader has opened it yet.
+        let file = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+        try file.write(contentsOf: Data(repeating: 0xA5, count: 100))
+        try file.close()
+        let error = #expect(throws: SQLite.Error.self) { try db.checkIntegrity() }
+        #expect(error?.code == .notADatabase, "\(String(describing: error))")
+    }
+
     @Test func durabilityIsConfigurable() throws {
         var configuration = SQLite.Database.Configuration(path: TestDatabases.temporaryPath("durable"))
         #expect(configuration.durability == .processCrash)
