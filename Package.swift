@@ -26,7 +26,6 @@ let package = Package(
             description: "The PostgreSQL engine: the CodablePostgres product, on postgres-nio."),
     ],
     dependencies: [
-        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),  // TEMPORARY
         // Only the PostgreSQL engine uses these, and only with the Postgres trait.
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -49,7 +48,7 @@ let package = Package(
         // The main job's example program; `--postgres` needs the trait (swift run --traits Postgres todo …).
         .executableTarget(
             name: "todo",
-            dependencies: ["CodableSQLite", .target(name: "CodablePostgres", condition: postgres), .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["CodableSQLite", .target(name: "CodablePostgres", condition: postgres)]
         ),
         // The soak test, outside `swift test`: swift run -c release soak [seconds].
         .executableTarget(name: "soak", dependencies: ["CodableSQLite", "CHeapUsage"]),

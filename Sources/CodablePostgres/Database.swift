@@ -97,6 +97,7 @@ extension Postgres {
         ///     try await tx.save(b)
         /// }
         /// ```
+        @discardableResult
         public func inTransaction<Result: Sendable>(_ body: (Transaction) async throws -> Result) async throws -> Result {
             try await transaction { session in try await body(Transaction(session: session)) }
         }
@@ -133,6 +134,32 @@ extension Postgres {
 
         init(session: Session) {
             self.session = session
+        }
+
+        /// Runs `body` in a savepoint of this transaction: released when it returns; when it
+        /// throws, only its writes are rolled back and the error is rethrown (the transaction
+        /// goes on if the caller catches it).
+        ///
+        /// ```swift
+        /// try await db.inTransaction { tx in
+        ///     try await tx.save(order)
+        ///     try? await tx.inTransaction { inner in try await inner.save(optionalExtra) }
+        /// }
+        /// ```
+        @discardableResult
+        public func inTransaction<Result: Sendable>(_ body: (Transaction) async throws -> Result) async throws -> Result {
+            let name = "codablepostgres_savepoint_\(UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased())"
+            try await session.execute("SAVEPOINT \(name)", [])
+            let result: Result
+            do {
+                result = try await body(self)
+            } catch {
+                try? await session.execute("ROLLBACK TO SAVEPOINT \(name)", [])
+                try? await session.execute("RELEASE SAVEPOINT \(name)", [])
+                throw error
+            }
+            try await session.execute("RELEASE SAVEPOINT \(name)", [])
+            return result
         }
     }
 }

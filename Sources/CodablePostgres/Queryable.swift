@@ -30,6 +30,9 @@ extension Postgres {
     }
 }
 
+extension Postgres.Database: ModelStore {}
+extension Postgres.Transaction: ModelStore {}
+
 extension Postgres.Database: Postgres.Queryable {
     /// The pool's connections.
     public var handle: Postgres.Handle { Postgres.Handle(session: session) }

@@ -1,134 +1,112 @@
-import ArgumentParser
 import CodableSQLite
 import Foundation
+#if Postgres
+import CodablePostgres
+#endif
 
-/// `todo`: a small to-do list kept in SQLite, written with CodableSQLite's Encoder and Decoder, or
-/// on a PostgreSQL server (`--postgres URL`) through CodablePostgres' model API.
+/// `todo`: a small to-do list kept in SQLite, or on a PostgreSQL server (`--postgres URL`), with
+/// one model (``TodoItem``) and one set of functions (``TodoList``) for both.
 @main
-struct Todo: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        abstract: "A to-do list stored in SQLite with CodableSQLite.",
-        discussion: """
-            Tasks live in the default database for this program (\(TaskStore.defaultPath)) unless \
-            --database names another file, or on a PostgreSQL server with --postgres \
-            postgres://user:password@host:port/database. Task ids can be shortened to any unique prefix.
-            """,
-        subcommands: [Add.self, List.self, Done.self, Remove.self, Watch.self],
-        defaultSubcommand: List.self)
+enum Todo {
+    static func main() async {
+        do {
+            let arguments = try Arguments(Array(CommandLine.arguments.dropFirst()))
+            if arguments.flag("help") {
+                print(Arguments.usage)
+                return
+            }
+            try await run(arguments)
+        } catch let error as TodoError {
+            fail(error.description)
+        } catch let error as SQLite.Error {
+            fail(error.message)
+        } catch let error as ModelError {
+            fail(error.message)
+        } catch {
+            fail("\(error)")
+        }
+    }
 
-    /// `--database` given before the subcommand (`todo --database x.sqlite list`).
-    @Option(name: .long, help: ArgumentHelp("The database file to use.", valueName: "path"))
-    var database: String?
+    private static func fail(_ message: String) -> Never {
+        FileHandle.standardError.write(Data("Error: \(message)\n".utf8))
+        exit(1)
+    }
 
-    /// `--postgres` given before the subcommand.
-    @Option(name: .long, help: ArgumentHelp("Keep the list on this PostgreSQL server instead.", valueName: "url"))
-    var postgres: String?
-}
+    static func run(_ arguments: Arguments) async throws {
+        var words = arguments.positional
+        let command = words.isEmpty ? "list" : words.removeFirst()
+        func noMoreWords() throws {
+            if let extra = words.first { throw TodoError(description: "Unexpected '\(extra)' after todo \(command). See todo --help.") }
+        }
+        func taskID() throws -> String {
+            guard !words.isEmpty else { throw TodoError(description: "Give the task's id: todo \(command) ID (see todo list).") }
+            let id = words.removeFirst()
+            try noMoreWords()
+            return id
+        }
+        switch command {
+        case "add":
+            try arguments.allowOnly(["due"], for: command)
+            guard !words.isEmpty else { throw TodoError(description: "Give the task's title: todo add \"Buy milk\" --due tomorrow") }
+            let title = words.removeFirst()
+            try noMoreWords()
+            guard !title.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
+                throw TodoError(description: "The title must not be empty.")
+            }
+            let dueDate = try arguments.value("due").map { try DueDate.parse($0) }
+            let db = try await openStore(arguments)
+            let item = try await db.save(TodoItem(title: title, dueDate: dueDate))
+            print("Added \(TodoTable.shortID(item.id)): \(item.title)\(dueDate.map { " (due \(DueDate.describe($0)))" } ?? "")")
+            print()
+            print(TodoTable.render(try await TodoList.items(in: db)))
+        case "list":
+            try arguments.allowOnly(["pending"], for: command)
+            try noMoreWords()
+            print(TodoTable.render(try await TodoList.items(in: try await openStore(arguments), pending: arguments.flag("pending"))))
+        case "done":
+            try arguments.allowOnly([], for: command)
+            let id = try taskID()
+            let item = try await TodoList.complete(id, in: try await openStore(arguments))
+            print("Done: \(item.title)")
+        case "remove", "rm":
+            try arguments.allowOnly([], for: command)
+            let id = try taskID()
+            let item = try await TodoList.remove(id, in: try await openStore(arguments))
+            print("Removed: \(item.title)")
+        case "watch":
+            try arguments.allowOnly(["pending", "times"], for: command)
+            try noMoreWords()
+            try await Watch.run(arguments)
+        default:
+            throw TodoError(description: "Unknown command '\(command)'. The commands are add, list, done, remove and watch (todo --help).")
+        }
+    }
 
-/// Options every subcommand shares.
-struct StoreOptions: ParsableArguments {
-    /// `--database` given after the subcommand (`todo list --database x.sqlite`).
-    @Option(name: .long, help: ArgumentHelp("The database file to use.", valueName: "path"))
-    var database: String?
-
-    /// `--postgres` given after the subcommand.
-    @Option(name: .long, help: ArgumentHelp("Keep the list on this PostgreSQL server instead.", valueName: "url"))
-    var postgres: String?
-
-    func openStore(root: Todo) async throws -> any TaskStoring {
-        if let url = postgres ?? root.postgres {
-            if database ?? root.database != nil { throw ValidationError("Give --database or --postgres, not both.") }
+    /// The database the options name: an SQLite file (the default one without `--database`) or,
+    /// with `--postgres`, a PostgreSQL server.
+    static func openStore(_ arguments: Arguments) async throws -> any ModelStore {
+        if let url = arguments.value("postgres") {
+            if arguments.value("database") != nil { throw TodoError(description: "Give --database or --postgres, not both.") }
             #if Postgres
-            return try await PostgresTaskStore.open(url: url)
+            do {
+                return try await Postgres.Database(url: url)
+            } catch let error as Postgres.Error {
+                throw TodoError(description: "Cannot open the task database on the PostgreSQL server: \(error)")
+            }
             #else
             _ = url
             throw TodoError(description: "--postgres needs the PostgreSQL engine, which this build leaves out. Build with it: swift run --traits Postgres todo --postgres URL …")
             #endif
         }
-        return try await TaskStore.open(path: database ?? root.database)
-    }
-}
-
-extension Todo {
-    struct Add: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Add a task.")
-
-        @Argument(help: "What to do.")
-        var title: String
-
-        @Option(name: .long, help: ArgumentHelp(
-            "When it is due: today, tomorrow, a weekday, 'in 3 days', YYYY-MM-DD or 'YYYY-MM-DD HH:MM'.",
-            valueName: "date"))
-        var due: String?
-
-        @OptionGroup var options: StoreOptions
-        @ParentCommand var root: Todo
-
-        func validate() throws {
-            if title.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
-                throw ValidationError("The title must not be empty.")
-            }
-        }
-
-        func run() async throws {
-            let dueDate = try due.map { try DueDate.parse($0) }
-            let store = try await options.openStore(root: root)
-            let task = Task(id: UUID().uuidString, title: title, dueDate: dueDate, isCompleted: false)
-            try await store.save(task)
-            print("Added \(TaskTable.shortID(task.id)): \(task.title)\(dueDate.map { " (due \(DueDate.describe($0)))" } ?? "")")
-            print()
-            print(TaskTable.render(try await store.all()))
-        }
+        return try openSQLite(arguments)
     }
 
-    struct List: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List tasks: pending first, by due date.")
-
-        @Flag(name: .long, help: "Show only tasks not done yet.")
-        var pending = false
-
-        @OptionGroup var options: StoreOptions
-        @ParentCommand var root: Todo
-
-        func run() async throws {
-            var tasks = try await options.openStore(root: root).all()
-            if pending { tasks.removeAll(where: \.isCompleted) }
-            print(TaskTable.render(tasks))
-        }
-    }
-
-    struct Done: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Mark a task as done.")
-
-        @Argument(help: "The task's id, or a unique prefix of it.")
-        var id: String
-
-        @OptionGroup var options: StoreOptions
-        @ParentCommand var root: Todo
-
-        func run() async throws {
-            let store = try await options.openStore(root: root)
-            var task = try await store.task(matching: id)
-            task.isCompleted = true
-            try await store.save(task)
-            print("Done: \(task.title)")
-        }
-    }
-
-    struct Remove: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Delete a task.")
-
-        @Argument(help: "The task's id, or a unique prefix of it.")
-        var id: String
-
-        @OptionGroup var options: StoreOptions
-        @ParentCommand var root: Todo
-
-        func run() async throws {
-            let store = try await options.openStore(root: root)
-            let task = try await store.task(matching: id)
-            try await store.remove(task)
-            print("Removed: \(task.title)")
+    static func openSQLite(_ arguments: Arguments) throws -> SQLite.Database {
+        let path = arguments.value("database")
+        do {
+            return try path.map { try SQLite.Database(path: $0) } ?? SQLite.Database()
+        } catch let error as SQLite.Error {
+            throw TodoError(description: "Cannot open the task database \(path ?? Arguments.defaultDatabasePath): \(error.message)")
         }
     }
 }

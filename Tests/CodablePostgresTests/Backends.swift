@@ -3,27 +3,6 @@ import Foundation
 import Testing
 @testable import CodablePostgres
 
-/// The model API both databases offer with the same spellings, so one test function runs against both.
-protocol ModelStore: Sendable {
-    @discardableResult func save<T: Model & Sendable>(_ value: T) async throws -> T
-    @discardableResult func save<T: Model & Sendable>(_ values: [T]) async throws -> [T]
-    func get<T: Model & Sendable>(_ type: T.Type) async throws -> [T]
-    func get<T: Model & Sendable>(with filter: Filter<T>) async throws -> [T]
-    func get<T: Model & Sendable>(_ type: T.Type, id: T.ID) async throws -> T? where T.ID: Sendable
-    func count<T: Model & Sendable>(_ type: T.Type) async throws -> Int
-    func count<T: Model & Sendable>(with filter: Filter<T>) async throws -> Int
-    @discardableResult func delete<T: Model & Sendable>(_ value: T) async throws -> Bool
-    @discardableResult func delete<T: Model & Sendable>(_ type: T.Type, id: T.ID) async throws -> Bool where T.ID: Sendable
-    @discardableResult func delete<T: Model & Sendable>(_ values: [T]) async throws -> Int
-    @discardableResult func delete<T: Model & Sendable>(with filter: Filter<T>) async throws -> Int
-    func store<T: Encodable & Sendable>(_ value: T, forKey key: String) async throws
-    func value<T: Decodable & Sendable>(_ type: T.Type, forKey key: String) async throws -> T?
-    @discardableResult func removeValue(forKey key: String) async throws -> Bool
-}
-
-extension SQLite.Database: ModelStore {}
-extension Postgres.Database: ModelStore {}
-
 /// Where a test's models are stored.
 enum Backend: String, Sendable, CustomTestStringConvertible {
     case sqlite, postgres

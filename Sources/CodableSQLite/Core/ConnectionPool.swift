@@ -11,7 +11,7 @@ import Foundation
 final class ConnectionPool: @unchecked Sendable {  // all mutable state is guarded by `lock`
     /// What a caller is given: a connection, or the right to open a new one (outside the lock,
     /// and for `async` callers on the connection's queue rather than the cooperative pool).
-    enum Lease {
+    enum Lease: Sendable {
         case connection(RawConnection)
         case newConnection
     }

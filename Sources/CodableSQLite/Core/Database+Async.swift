@@ -17,37 +17,60 @@ extension SQLite.Database {
     /// Waiting for a connection suspends the task; no thread is blocked. Cancelling the task
     /// while it waits removes it from the queue; cancelling it while `work` runs interrupts SQLite
     /// (`sqlite3_interrupt`), and either way the call throws `CancellationError`. Calls that
-    /// `work` makes on this database run inline on the same connection.
+    /// `work` makes on this database run inline on the same connection. Inside the body of an
+    /// async `inTransaction(_:)` on this database, `work` runs on that transaction's writer.
     private func perform<R: Sendable>(on pool: ConnectionPool, _ work: @escaping @Sendable (RawConnection) throws -> R) async throws -> R {
+        if let scope = AsyncTransactionScope.current, scope.database == ObjectIdentifier(self) {
+            return try await run(on: scope.connection, inTransaction: true) { connection in
+                try connection.checkBlockTransactionIsOpen()
+                return try work(connection)
+            }
+        }
         try Task.checkCancellation()
         let lease = try await pool.lease()
+        let connection = try await open(lease, of: pool)
+        return try await run(on: connection, inTransaction: false, work, then: { pool.release($0) })
+    }
+
+    /// The connection `lease` stands for; a new one is opened off the cooperative pool.
+    func open(_ lease: ConnectionPool.Lease, of pool: ConnectionPool) async throws -> RawConnection {
+        if case .connection(let connection) = lease { return connection }
+        // A connection still to be opened gets a serial queue of its own: serial queues get a
+        // thread when they need one, where the global queue waits for a free core.
+        return try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue(label: "CodableSQLite.open").async {
+                continuation.resume(with: Result { try pool.connection(for: lease) })
+            }
+        }
+    }
+
+    /// Runs `work` on `connection`'s serial queue, with the connection held by that thread for
+    /// this database (so that the calls `work` makes run inline), then calls `then`.
+    ///
+    /// A top-level use (`inTransaction: false`) must leave no transaction open (see
+    /// ``run(_:on:)``). `cancellable: false` is for the rollback and commit that end an async
+    /// transaction, which must run even when the task was cancelled.
+    func run<R: Sendable>(
+        on connection: RawConnection, inTransaction: Bool, cancellable: Bool = true,
+        _ work: @escaping @Sendable (RawConnection) throws -> R,
+        then: @escaping @Sendable (RawConnection) -> Void = { _ in }
+    ) async throws -> R {
         let access = AsyncAccess()
         let database = ObjectIdentifier(self)
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<R, any Error>) in
-                // A connection still to be opened gets a serial queue of its own: serial queues
-                // get a thread when they need one, where the global queue waits for a free core.
-                let queue: DispatchQueue
-                if case .connection(let connection) = lease { queue = connection.queue } else { queue = DispatchQueue(label: "CodableSQLite.open") }
-                queue.async {
-                    let connection: RawConnection
-                    do {
-                        connection = try pool.connection(for: lease)
-                    } catch {
-                        continuation.resume(throwing: error)
-                        return
-                    }
-                    guard access.begin(on: connection) else {
-                        pool.release(connection)
+                connection.queue.async {
+                    guard !cancellable || access.begin(on: connection) else {
+                        then(connection)
                         continuation.resume(throwing: CancellationError())
                         return
                     }
                     let held = HeldConnections.current
                     held.push(connection, of: database)
-                    let result = Result { try Self.run(work, on: connection) }
+                    let result = Result { inTransaction ? try work(connection) : try Self.run(work, on: connection) }
                     held.pop()
-                    let wasCancelled = access.end(on: connection)
-                    pool.release(connection)
+                    let wasCancelled = cancellable && access.end(on: connection)
+                    then(connection)
                     if wasCancelled, case .failure = result {
                         continuation.resume(throwing: CancellationError())
                     } else {

@@ -336,40 +336,75 @@ final class RawConnection: @unchecked Sendable {  // used by one thread at a tim
     /// Runs `block` in a transaction, or in a savepoint when one is already open.
     /// Commits (or releases) when it returns; rolls back and rethrows when it throws.
     func inTransaction<R>(_ block: () throws -> R) throws -> R {
-        transactionBlockDepth += 1
-        defer { transactionBlockDepth -= 1 }
-        if isAutocommit {
-            try execute("BEGIN IMMEDIATE")
-            let result: R
-            do {
-                result = try block()
-                try checkTransactionStillOpen()
-                try execute("COMMIT")
-            } catch {
-                rollbackQuietly()
-                rollbackObserver?()  // also when SQL ended the transaction: nothing is known committed
-                throw error
-            }
-            commitObserver?()
-            return result
-        }
-        savepointDepth += 1
-        defer { savepointDepth -= 1 }
-        let name = "codablesqlite_savepoint_\(savepointDepth)"
-        try execute("SAVEPOINT \(name)")
+        let scope = try beginTransactionBlock()
         let result: R
         do {
             result = try block()
-            try checkTransactionStillOpen()
-            try execute("RELEASE \(name)")
         } catch {
+            rollBackTransactionBlock(scope)
+            throw error
+        }
+        try commitTransactionBlock(scope)
+        return result
+    }
+
+    /// An open `inTransaction` block: the outer transaction, or a savepoint inside it.
+    enum TransactionBlock: Sendable {
+        case transaction
+        case savepoint(String)
+    }
+
+    /// Opens an `inTransaction` block: `BEGIN IMMEDIATE`, or a savepoint when a transaction is
+    /// open. End it with ``commitTransactionBlock(_:)`` or ``rollBackTransactionBlock(_:)``
+    /// (the async `inTransaction` runs its body between the two, with awaits).
+    func beginTransactionBlock() throws -> TransactionBlock {
+        if isAutocommit {
+            try execute("BEGIN IMMEDIATE")
+            transactionBlockDepth += 1
+            return .transaction
+        }
+        let name = "codablesqlite_savepoint_\(savepointDepth + 1)"
+        try execute("SAVEPOINT \(name)")
+        transactionBlockDepth += 1
+        savepointDepth += 1
+        return .savepoint(name)
+    }
+
+    /// Commits the block's transaction (or releases its savepoint). When that fails, the block
+    /// is rolled back and the error thrown.
+    func commitTransactionBlock(_ block: TransactionBlock) throws {
+        do {
+            try checkTransactionStillOpen()
+            switch block {
+            case .transaction: try execute("COMMIT")
+            case .savepoint(let name): try execute("RELEASE \(name)")
+            }
+        } catch {
+            rollBackTransactionBlock(block)
+            throw error
+        }
+        leaveTransactionBlock(block)
+        if case .transaction = block { commitObserver?() }
+    }
+
+    /// Rolls the block back after a failure (the whole transaction, or only its savepoint).
+    func rollBackTransactionBlock(_ block: TransactionBlock) {
+        leaveTransactionBlock(block)
+        switch block {
+        case .transaction:
+            rollbackQuietly()
+            rollbackObserver?()  // also when SQL ended the transaction: nothing is known committed
+        case .savepoint(let name):
             if !isAutocommit {
                 _ = try? execute("ROLLBACK TO \(name); RELEASE \(name)")
                 rollbackObserver?()  // SQLite's hook reports whole transactions only
             }
-            throw error
         }
-        return result
+    }
+
+    private func leaveTransactionBlock(_ block: TransactionBlock) {
+        transactionBlockDepth -= 1
+        if case .savepoint = block { savepointDepth -= 1 }
     }
 
     private func checkTransactionStillOpen() throws {

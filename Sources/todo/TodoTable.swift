@@ -1,12 +1,12 @@
 import Foundation
 
-/// The task list as an aligned text table.
-enum TaskTable {
+/// The list as an aligned text table.
+enum TodoTable {
     static func shortID(_ id: String) -> String {
         String(id.prefix(8))
     }
 
-    static func render(_ tasks: [Task], now: Date = Date(), calendar: Calendar = .current) -> String {
+    static func render(_ tasks: [TodoItem], now: Date = Date(), calendar: Calendar = .current) -> String {
         guard !tasks.isEmpty else { return "No tasks. Add one with: todo add \"Buy milk\" --due tomorrow" }
         let today = calendar.startOfDay(for: now)
         let rows: [[String]] = tasks.map { task in

@@ -1,0 +1,92 @@
+import CodableSQLite
+
+/// The command line, parsed by hand: `todo` needs no argument-parsing package, so building it
+/// builds nothing but CodableSQLite.
+///
+/// Grammar: `todo [options] [command] [arguments] [options]`, where the options `--database
+/// PATH`, `--postgres URL` may come before or after the command, values are given as
+/// `--name value` or `--name=value`, and `--` ends the options.
+struct Arguments {
+    /// The command's words that are not options, in order.
+    private(set) var positional: [String] = []
+    private var values: [String: String] = [:]
+    private var flags: Set<String> = []
+
+    /// The options that take a value, and the flags (no value), that any command accepts.
+    static let valueOptions: Set<String> = ["database", "postgres", "due", "times"]
+    static let flagOptions: Set<String> = ["pending", "help"]
+
+    init(_ words: [String]) throws {
+        var index = 0
+        var optionsEnded = false
+        while index < words.count {
+            let word = words[index]
+            index += 1
+            if optionsEnded || !word.hasPrefix("-") || word == "-" {
+                positional.append(word)
+                continue
+            }
+            if word == "--" { optionsEnded = true; continue }
+            if word == "-h" { flags.insert("help"); continue }
+            guard word.hasPrefix("--") else {
+                throw TodoError(description: "Unknown option '\(word)'. See todo --help.")
+            }
+            var name = String(word.dropFirst(2))
+            var value: String?
+            if let equals = name.firstIndex(of: "=") {
+                value = String(name[name.index(after: equals)...])
+                name = String(name[..<equals])
+            }
+            if Self.flagOptions.contains(name) {
+                guard value == nil else { throw TodoError(description: "--\(name) takes no value.") }
+                flags.insert(name)
+            } else if Self.valueOptions.contains(name) {
+                if value == nil {
+                    guard index < words.count else { throw TodoError(description: "--\(name) needs a value. See todo --help.") }
+                    value = words[index]
+                    index += 1
+                }
+                guard values[name] == nil else { throw TodoError(description: "--\(name) is given twice.") }
+                values[name] = value
+            } else {
+                throw TodoError(description: "Unknown option '--\(name)'. See todo --help.")
+            }
+        }
+    }
+
+    func value(_ name: String) -> String? { values[name] }
+    func flag(_ name: String) -> Bool { flags.contains(name) }
+
+    /// Refuses options the command does not use (`todo add x --times 3`).
+    func allowOnly(_ names: Set<String>, for command: String) throws {
+        let given = Set(values.keys).union(flags).subtracting(["help"])
+        if let extra = given.subtracting(names).subtracting(["database", "postgres"]).sorted().first {
+            throw TodoError(description: "todo \(command) does not take --\(extra). See todo --help.")
+        }
+    }
+
+    static let usage = """
+        todo: a to-do list kept in SQLite with CodableSQLite (or on PostgreSQL).
+
+        Usage:
+          todo add TITLE [--due DATE]    Add a task.
+          todo list [--pending]          List tasks: pending first, by due date (the default command).
+          todo done ID                   Mark a task as done.
+          todo remove ID                 Delete a task.
+          todo watch [--pending] [--times N]
+                                         Print the list, and again whenever it changes (also when
+                                         another todo or the sqlite3 tool changes it). Ctrl-C ends it.
+
+        Options (before or after the command):
+          --database PATH                The database file (default: \(defaultDatabasePath)).
+          --postgres URL                 Keep the list on this PostgreSQL server instead
+                                         (postgres://user:password@host:port/database; needs a
+                                         build with the trait: swift run --traits Postgres todo …).
+          -h, --help                     Show this help.
+
+        DATE: \(DueDate.accepted).
+        ID: a task's id, or any unique prefix of it (see todo list).
+        """
+
+    static var defaultDatabasePath: String { SQLite.Database.Configuration().path }
+}
