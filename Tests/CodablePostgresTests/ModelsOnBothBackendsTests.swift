@@ -216,5 +216,46 @@ struct ModelsOnBothBackendsTests {
         #expect(await throwsModelError(.schemaMismatch) { try await db.save(Version3.Pet(id: UUID(), name: "Bo", weight: 1)) })
         #expect(try await db.count(Version2.Pet.self) == 2)
     }
+
+    struct Account: UUIDModel, Equatable, Sendable { let id: UUID; var owner: String; var balance: Int }
+    struct Refused: Error {}
+
+    /// Written once against the public protocol, as an app would.
+    static func transfer(_ amount: Int, from: UUID, to: UUID, in db: some ModelStore) async throws {
+        try await db.inTransaction { tx in
+            guard var source = try await tx.get(Account.self, id: from), var target = try await tx.get(Account.self, id: to) else {
+                throw Refused()
+            }
+            source.balance -= amount
+            target.balance += amount
+            try await tx.save([source, target])
+            if source.balance < 0 { throw Refused() }
+        }
+    }
+
+    @Test("inTransaction { tx in } commits, rolls back, and nests as a savepoint", arguments: await Backend.available)
+    func transactions(_ backend: Backend) async throws {
+        let db = try await backend.open()
+        let ann = Account(id: UUID(), owner: "Ann", balance: 100), bob = Account(id: UUID(), owner: "Bob", balance: 0)
+        try await db.save([ann, bob])
+        try await Self.transfer(30, from: ann.id, to: bob.id, in: db)
+        await #expect(throws: Refused.self) { try await Self.transfer(500, from: ann.id, to: bob.id, in: db) }
+        #expect(try await db.get(Account.self, id: ann.id)?.balance == 70)
+        #expect(try await db.get(Account.self, id: bob.id)?.balance == 30)
+        // A nested body that throws undoes only its own writes.
+        let kept = try await db.inTransaction { tx in
+            try await tx.save(Account(id: UUID(), owner: "Outer", balance: 1))
+            await #expect(throws: Refused.self) {
+                try await tx.inTransaction { inner in
+                    try await inner.save(Account(id: UUID(), owner: "Inner", balance: 2))
+                    throw Refused()
+                }
+            }
+            return try await tx.count(Account.self)
+        }
+        #expect(kept == 3)
+        #expect(try await db.get(with: Filter(\Account.owner, is: .equal(to: "Inner"))).isEmpty)
+        #expect(try await db.count(Account.self) == 3)
+    }
 }
 #endif

@@ -1,5 +1,5 @@
-/// Told when the writer's transactions end, so layers above Core can keep caches of the schema
-/// (or, later, live queries) consistent with what was committed.
+/// Told when the writer's transactions end, so that layers above Core can keep what they cache
+/// (the model registry's prepared tables) consistent with what was committed.
 ///
 /// Register with ``SQLite/Database/addTransactionObserver(_:)``. Calls arrive on the thread that
 /// ended the transaction while it holds the writer: keep them short, never call back into the

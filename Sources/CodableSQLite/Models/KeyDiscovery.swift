@@ -78,8 +78,7 @@ final class KeyDiscovery: Swift.Encoder {
 extension ModelReflection {
     /// The properties values of the model store, learned from what `sample` encodes: each key must
     /// name a stored property (CodingKeys must not rename), non-optional properties the value does
-    /// not encode get no column, and the id must be encoded. Also records the nested values' keys
-    /// (``NestedKeys``) for checking key paths into them.
+    /// not encode get no column, and the id must be encoded.
     package func storedColumns<T: Model>(of sample: T) throws -> [Property] {
         let (keys, isKeyed) = try KeyDiscovery.keys(of: sample)
         guard isKeyed else {
@@ -97,7 +96,6 @@ extension ModelReflection {
         guard columns.contains(where: { $0.name == id.name }) else {
             throw ModelError(.unsupportedModel, T.self, "does not encode its `id`, so its rows could not be found again; add id to its CodingKeys")
         }
-        NestedKeys.learn(from: sample)
         return columns
     }
 }

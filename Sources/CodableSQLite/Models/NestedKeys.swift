@@ -1,39 +1,51 @@
 import Foundation
 
-/// The keys nested values of saved models are stored under, learned from the values themselves.
+/// Whether a filter can reach a member of a nested value stored as JSON, decided from the nested
+/// type alone.
 ///
 /// Filters reach into a nested value stored as JSON by property name. When a nested type's
-/// `CodingKeys` rename that property, or the type is stored as a single value or an array, the
-/// filter would silently match nothing; ``problem(at:)`` lets it throw instead.
+/// `CodingKeys` rename that property or leave it out, or the type is stored as a single value or
+/// an array, the filter would silently match nothing; ``problem(at:)`` lets it throw instead.
 ///
-/// The keys are learned when a model's table is prepared for saving, by encoding the nested
-/// values of the value being saved (as saving does anyway): no user code runs on made-up data.
-/// A nested type no saved value has shown in this process is not checked.
+/// The answer depends only on the type, never on what was saved before (so a filter is accepted
+/// or refused the same way in every process): the type's `init(from:)` is started on a decoder
+/// that stops it at its first request, which shows the container it decodes and, for a keyed
+/// one, its `CodingKeys` type, asked whether a key of the member's name exists. No user code runs
+/// on made-up data: the first request throws.
 enum NestedKeys {
-    /// How a nested type is stored: as a JSON object with these keys, or not as an object.
-    private enum Shape {
-        /// The keys one value encoded; `optionals` are its optional properties, which a nil
-        /// value may leave out.
-        case object(keys: Set<String>, optionals: Set<String>)
+    /// How a nested type is stored.
+    fileprivate enum Shape {
+        /// A JSON object whose keys are `Key` (the type's `CodingKeys`).
+        case object(any CodingKey.Type)
+        /// A single value or an array.
         case notAnObject
+        /// Not decodable, or it decodes in a way the probe cannot see: not checked.
+        case unknown
     }
 
-    private static let learned = Locked<[ObjectIdentifier: Shape]>([:])
+    /// A pure function of the type, remembered (the same answer every time).
+    private static let shapes = Locked<[ObjectIdentifier: Shape]>([:])
 
-    /// Learns the shapes of the nested values in `value` (a model being saved), a few levels deep.
-    static func learn(from value: Any, depth: Int = 0) {
-        guard depth < 4, let fields = try? ModelReflection.storedFields(ofType: type(of: value)) else { return }
-        for field in fields where StorageType.of(field.type) == (.untyped, false) {
-            guard let nested = value[keyPath: field.keyPath] as? any Encodable else { continue }
-            let key = ObjectIdentifier(field.type)
-            if learned.withLock({ $0[key] }) == nil {
-                guard let (keys, isKeyed) = try? KeyDiscovery.keys(of: nested),
-                      let members = try? ModelReflection.storedFields(ofType: type(of: nested))
-                else { continue }
-                let optionals = Set(members.filter { StorageType.of($0.type).isOptional }.map(\.name))
-                learned.withLock { $0[key] = isKeyed ? .object(keys: keys, optionals: optionals) : .notAnObject }
+    private static func shape(of type: Any.Type) -> Shape {
+        let key = ObjectIdentifier(type)
+        if let known = shapes.withLock({ $0[key] }) { return known }
+        let shape = probe(type)
+        shapes.withLock { $0[key] = shape }
+        return shape
+    }
+
+    private static func probe(_ type: Any.Type) -> Shape {
+        guard let decodable = type as? any Decodable.Type else { return .unknown }
+        do {
+            _ = try decodable.init(from: ShapeProbe())
+            return .unknown
+        } catch let stop as ShapeProbe.Stop {
+            switch stop {
+            case .keyed(let keys): return .object(keys)
+            case .notKeyed: return .notAnObject
             }
-            learn(from: nested, depth: depth + 1)
+        } catch {
+            return .unknown
         }
     }
 
@@ -42,28 +54,63 @@ enum NestedKeys {
         let type: ObjectIdentifier
         let typeName: String
         let member: String
+        /// The nested type (not part of equality: `type` identifies it).
+        private let nested: MetatypeBox
 
         init(type: Any.Type, member: String) {
             self.type = ObjectIdentifier(type)
             typeName = String(describing: type)
             self.member = member
+            nested = MetatypeBox(type)
         }
+
+        static func == (a: Hop, b: Hop) -> Bool { a.type == b.type && a.member == b.member }
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(type)
+            hasher.combine(member)
+        }
+
+        fileprivate var shape: Shape { NestedKeys.shape(of: nested.type) }
     }
 
     /// Why a filter cannot find the hop's member in the stored JSON by name, or `nil` when it can
-    /// (or when no saved value has shown how the nested type is stored).
+    /// (or when the type's decoding cannot be seen).
     static func problem(at hop: Hop) -> String? {
         let type = hop.typeName, member = hop.member
-        switch learned.withLock({ $0[hop.type] }) {
-        case .notAnObject?:
+        switch hop.shape {
+        case .notAnObject:
             return "\(type) is not stored as a JSON object with a member per property (it encodes a single value "
                 + "or an array), so its properties cannot be filtered on"
-        case .object(let keys, let optionals)? where !keys.contains(member) && !optionals.contains(member):
-            return "\(type) does not store its property `\(member)` under that name (its CodingKeys rename it; it "
-                + "stores the keys \(keys.sorted().map { "\"\($0)\"" }.joined(separator: ", "))), so filters cannot "
-                + "find it in the stored JSON. Remove the renaming, or query with SQLite.Decoder and json_extract"
+        case .object(let keys) where keys.init(stringValue: member) == nil:
+            return "\(type) does not store its property `\(member)` under that name (its CodingKeys rename it or "
+                + "leave it out), so filters cannot find it in the stored JSON. Remove the renaming, or query with "
+                + "SQLite.Decoder and json_extract"
         default:
             return nil
         }
     }
+}
+
+/// A metatype in a `Sendable` value.
+private struct MetatypeBox: @unchecked Sendable {  // a metatype is an immutable, global value
+    let type: Any.Type
+    init(_ type: Any.Type) { self.type = type }
+}
+
+/// A decoder that stops whoever decodes from it at the first request, reporting what was asked.
+private struct ShapeProbe: Swift.Decoder {
+    enum Stop: Error {
+        case keyed(any CodingKey.Type)
+        case notKeyed
+    }
+
+    var codingPath: [any CodingKey] { [] }
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
+        throw Stop.keyed(Key.self)
+    }
+
+    func unkeyedContainer() throws -> any UnkeyedDecodingContainer { throw Stop.notKeyed }
+    func singleValueContainer() throws -> any SingleValueDecodingContainer { throw Stop.notKeyed }
 }
