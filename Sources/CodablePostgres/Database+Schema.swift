@@ -22,7 +22,7 @@ extension Postgres.Session {
     /// takes before changing the table's schema.
     func lock(table: String) async throws {
         var binds = PostgresBindings()
-        binds.append(PostgresTable.hashValue64("CodablePostgres table " + table))
+        binds.append(Int64(bitPattern: SQLName.stableHash("CodablePostgres table " + table)))
         _ = try await rows("SELECT pg_advisory_xact_lock($1)", binds)
     }
 }

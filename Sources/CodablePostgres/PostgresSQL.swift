@@ -2,151 +2,102 @@
 import Foundation
 import PostgresNIO
 
-/// A ``Filter`` in PostgreSQL's SQL: the same conditions, with the same meaning, as on SQLite.
+/// PostgreSQL's half of ``SQLDialect``: the same conditions, with the same meaning, as on SQLite
+/// (the condition tree is walked once for both engines, in CodableSQLite's `SQLDialect.swift`).
 ///
 /// Where the two engines differ by default, the SQL asks PostgreSQL for SQLite's behaviour: text
 /// compares and sorts by bytes (`COLLATE "C"`), `NULL`s sort first in ascending order, `hasPrefix`
 /// and friends match case-sensitively and `like` matches letters in either case. A key path into a
 /// nested value reads the `jsonb` member (`"address" #> '{city}'`), JSON `null` counting as `NULL`.
-enum PostgresSQL {
-    /// What a filter becomes: ` WHERE …`, ` ORDER BY …` and ` LIMIT … OFFSET …`, with arguments.
-    static func clauses<T: Model>(_ filter: Filter<T>, table: PostgresTable, binds: inout PostgresBindings,
-                                  includingOrderAndLimit: Bool = true) throws -> String {
-        if let error = filter.error { throw error }
-        for column in (filter.predicate?.columns ?? []) + filter.sorts.map(\.column) {
-            if let problem = column.nestedKeyProblem(root: T.self) { throw problem }
-        }
-        var sql = ""
-        if let predicate = filter.predicate {
-            sql += " WHERE " + (try condition(predicate, table: table, root: T.self, binds: &binds))
-        }
-        guard includingOrderAndLimit else { return sql }
-        if !filter.sorts.isEmpty {
-            let orders = try filter.sorts.map { sort -> String in
-                let expression = try self.expression(for: sort.column, in: table, root: T.self)
-                return expression.ordered + (sort.ascending ? " ASC NULLS FIRST" : " DESC NULLS LAST")
-            }
-            sql += " ORDER BY " + orders.joined(separator: ", ")
-        }
-        if let paging = filter.paging {
-            binds.append(Int64(paging.count))
-            binds.append(Int64(paging.offset))
-            sql += " LIMIT $\(binds.count - 1) OFFSET $\(binds.count)"
-        }
-        return sql
+/// Arguments are bound in PostgreSQL's types (`$1::bigint`, `$2::jsonb`…) into ``binds``.
+struct PostgresDialect: SQLDialect {
+    let table: PostgresTable
+    var binds: PostgresBindings
+
+    init(table: PostgresTable, binds: PostgresBindings = PostgresBindings()) {
+        self.table = table
+        self.binds = binds
     }
 
-    /// A key path's value in SQL: the column, or the `jsonb` member of a nested value.
-    struct Expression {
-        let sql: String
-        /// The same value as text, for text matching.
-        let text: String
-        /// How a bound value is written to compare with it.
-        let parameter: (SQLite.Value, inout PostgresBindings) -> String
-        /// ``sql`` for comparisons and sorting (text by bytes, as SQLite).
-        let ordered: String
-    }
-
-    static func expression(for reference: ColumnReference, in table: PostgresTable, root: Any.Type) throws -> Expression {
+    func expression(for reference: ColumnReference, root: Any.Type) throws -> SQLExpression {
         guard let column = table.column(named: reference.column) else {
             throw ModelError(.invalidKeyPath, root, "cannot filter, sort or index on \(reference.name): it is not stored in \(table.schema.table)")
         }
         guard !reference.jsonPath.isEmpty else {
             let ordered = column.kind == .text ? "\(column.quoted) COLLATE \"C\"" : column.quoted
             let text = column.kind == .text ? column.quoted : "\(column.quoted)::text"
-            return Expression(sql: column.quoted, text: text, parameter: { column.kind.parameter($0, &$1) }, ordered: ordered)
+            return SQLExpression(value: column.quoted, text: text, ordered: ordered, reference: reference)
         }
         let path = "ARRAY[" + reference.jsonPath.map(SQLName.literal).joined(separator: ", ") + "]::text[]"
-        let isBool = reference.isBool, isDecimal = reference.isDecimal
         // jsonb orders numbers as numbers and strings as strings: the value itself sorts.
         let member = "NULLIF(\(column.quoted) #> \(path), 'null'::jsonb)"
-        return Expression(
-            sql: member,
-            text: "(\(column.quoted) #>> \(path))",
-            parameter: { value, binds in
-                binds.append(JSONForm.scalar(value, asBoolean: isBool, asNumber: isDecimal))
-                return "$\(binds.count)::jsonb"
-            },
-            ordered: member)
+        return SQLExpression(value: member, text: "(\(column.quoted) #>> \(path))", ordered: member, reference: reference)
     }
 
-    private static func condition(_ predicate: CodableSQLite.Predicate, table: PostgresTable, root: Any.Type, binds: inout PostgresBindings) throws -> String {
-        switch predicate {
-        case .and(let left, let right):
-            return "(\(try condition(left, table: table, root: root, binds: &binds)) AND \(try condition(right, table: table, root: root, binds: &binds)))"
-        case .or(let left, let right):
-            return "(\(try condition(left, table: table, root: root, binds: &binds)) OR \(try condition(right, table: table, root: root, binds: &binds)))"
-        case .related, .linked:
-            throw ModelError(.unsupportedModel, root, "filters through relationships are not supported by CodablePostgres yet")
-        case .condition(let reference, let rule):
-            let expression = try expression(for: reference, in: table, root: root)
-            return sql(rule, expression, binds: &binds)
+    mutating func bind(_ value: SQLite.Value, comparedWith expression: SQLExpression) -> String {
+        let reference = expression.reference
+        if reference.jsonPath.isEmpty, let column = table.column(named: reference.column) {
+            return column.kind.parameter(value, &binds)
         }
+        binds.append(JSONForm.scalar(value, asBoolean: reference.isBool, asNumber: reference.isDecimal))
+        return "$\(binds.count)::jsonb"
     }
 
-    private static func sql(_ rule: Condition, _ column: Expression, binds: inout PostgresBindings) -> String {
-        let value = column.sql
-        switch rule {
-        case .equal(.null):
-            return "\(value) IS NULL"
-        case .equal(let argument):
-            return "\(value) = \(column.parameter(argument, &binds))"
-        case .notEqual(.null):
-            return "\(value) IS NOT NULL"
-        case .notEqual(let argument):
-            return "\(value) IS DISTINCT FROM \(column.parameter(argument, &binds))"
-        case .compare(let comparison, let argument):
-            return "\(column.ordered) \(comparison) \(column.parameter(argument, &binds))"
-        case .between(let lower, let upper):
-            return "\(column.ordered) BETWEEN \(column.parameter(lower, &binds)) AND \(column.parameter(upper, &binds))"
-        case .member(let values, let negated):
-            let hasNull = values.contains(.null)
-            let others = values.filter { !$0.isNull }
-            let list = others.isEmpty ? nil
-                : "\(value) \(negated ? "NOT IN" : "IN") (" + others.map { column.parameter($0, &binds) }.joined(separator: ", ") + ")"
-            switch (negated, hasNull, list) {
-            case (false, false, nil): return "FALSE"
-            case (false, false, let list?): return list
-            case (false, true, nil): return "\(value) IS NULL"
-            case (false, true, let list?): return "(\(list) OR \(value) IS NULL)"
-            case (true, false, nil): return "TRUE"
-            case (true, false, let list?): return "(\(value) IS NULL OR \(list))"
-            case (true, true, nil): return "\(value) IS NOT NULL"
-            case (true, true, let list?): return "(\(value) IS NOT NULL AND \(list))"
-            }
-        case .glob(let pattern):
-            binds.append(likePattern(fromGlob: pattern))
-            return "\(column.text) LIKE $\(binds.count)"
-        case .like(let pattern):
-            // SQLite's LIKE: no escape character, letters match either case.
-            binds.append(pattern)
-            return "\(column.text) ILIKE $\(binds.count) ESCAPE ''"
+    mutating func bind(integer: Int64) -> String {
+        binds.append(integer)
+        return "$\(binds.count)"
+    }
+
+    var alwaysFalse: String { "FALSE" }
+    var alwaysTrue: String { "TRUE" }
+    var isDistinctFrom: String { "IS DISTINCT FROM" }
+
+    mutating func match(_ expression: SQLExpression, _ kind: TextMatch, _ text: String) -> String {
+        let literal = Self.likeEscaped(text)
+        switch kind {
+        case .prefix: binds.append(literal + "%")
+        case .suffix: binds.append("%" + literal)
+        case .contains: binds.append("%" + literal + "%")
         }
+        return "\(expression.text) LIKE $\(binds.count)"
     }
 
-    /// A GLOB pattern as the filter rules write it (`*` for any text, `[x]` for a literal `x`) as
-    /// a `LIKE` pattern with backslash escapes.
-    static func likePattern(fromGlob glob: String) -> String {
-        var result = ""
-        var characters = glob.makeIterator()
-        while let character = characters.next() {
-            switch character {
-            case "*": result += "%"
-            case "?": result += "_"
-            case "[":
-                // Only `[x]` is ever written: a literal character.
-                if let literal = characters.next() {
-                    _ = characters.next()
-                    result += escaped(literal)
-                }
-            default: result += escaped(character)
-            }
+    mutating func like(_ expression: SQLExpression, _ pattern: String) -> String {
+        // SQLite's LIKE: no escape character, letters match either case.
+        binds.append(pattern)
+        return "\(expression.text) ILIKE $\(binds.count) ESCAPE ''"
+    }
+
+    func order(ascending: Bool) -> String { ascending ? " ASC NULLS FIRST" : " DESC NULLS LAST" }
+
+    func related(column: String, table: String, inner: String, root: Any.Type) throws -> String {
+        throw ModelError(.unsupportedModel, root, "filters through relationships are not supported by CodablePostgres yet")
+    }
+
+    func linked(link: String, owner: String, target: SQLite.Value, root: Any.Type) throws -> String {
+        throw ModelError(.unsupportedModel, root, "filters through relationships are not supported by CodablePostgres yet")
+    }
+
+    /// PostgreSQL cuts names at 63 bytes.
+    var maximumNameLength: Int? { 63 }
+
+    /// Text matched literally by LIKE (whose escape character is a backslash by default).
+    static func likeEscaped(_ text: String) -> String {
+        var escaped = ""
+        for character in text {
+            if character == "%" || character == "_" || character == "\\" { escaped.append("\\") }
+            escaped.append(character)
         }
-        return result
+        return escaped
     }
+}
 
-    private static func escaped(_ character: Character) -> String {
-        character == "%" || character == "_" || character == "\\" ? "\\" + String(character) : String(character)
+extension Filter {
+    /// The clauses in PostgreSQL's SQL for `table`, binding into `binds`.
+    func clauses(table: PostgresTable, binds: inout PostgresBindings, includingOrderAndLimit: Bool = true) throws -> String {
+        var dialect = PostgresDialect(table: table, binds: binds)
+        defer { binds = dialect.binds }
+        return try clauses(in: &dialect, includingOrderAndLimit: includingOrderAndLimit)
     }
 }
 #endif

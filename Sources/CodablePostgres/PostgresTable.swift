@@ -108,34 +108,7 @@ struct PostgresTable: Sendable {
     /// The index statements of ``Model/indexes``; nested properties get expression indexes on the
     /// same expression filters use.
     func createIndexes<T: Model>(for type: T.Type) throws -> [String] {
-        try T.indexes.map { index in
-            let references = try index.columns.map { try $0.get() }
-            if let problem = references.lazy.compactMap({ $0.nestedKeyProblem(root: T.self) }).first { throw problem }
-            var name = "\(schema.table)(\(references.map(\.name).joined(separator: ",")))" + (index.isUnique ? " unique" : "")
-            if name.utf8.count > 63 {
-                // PostgreSQL cuts longer names, which could make two indexes one: keep them apart by a hash.
-                name = String(name.utf8.prefix(46).map { Character(Unicode.Scalar($0)) }.filter(\.isASCII)) + "~" + Self.hash(name)
-            }
-            let expressions = try references.map { try PostgresSQL.expression(for: $0, in: self, root: T.self).sql }
-            return "CREATE \(index.isUnique ? "UNIQUE " : "")INDEX IF NOT EXISTS \(SQLName.quoted(name)) ON "
-                + "\(quotedTable) (\(expressions.map { "(\($0))" }.joined(separator: ", ")))"
-        }
-    }
-
-    /// A stable 64-bit FNV-1a hash of `text`, as 16 hex digits (the same in every process).
-    static func hash(_ text: String) -> String {
-        let value = hashValue64(text)
-        let hex = String(UInt64(bitPattern: value), radix: 16)
-        return String(repeating: "0", count: 16 - hex.count) + hex
-    }
-
-    static func hashValue64(_ text: String) -> Int64 {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in text.utf8 {
-            hash ^= UInt64(byte)
-            hash = hash &* 0x0000_0100_0000_01b3
-        }
-        return Int64(bitPattern: hash)
+        try T.indexes.map { try $0.createSQL(table: schema.table, dialect: PostgresDialect(table: self)) }
     }
 }
 #endif

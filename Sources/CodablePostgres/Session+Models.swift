@@ -32,7 +32,7 @@ extension Postgres.Session {
     func get<T: Model>(with filter: Filter<T>) async throws -> [T] {
         let table = try await table(for: T.self)
         var binds = PostgresBindings()
-        let sql = table.select + (try PostgresSQL.clauses(filter, table: table, binds: &binds))
+        let sql = table.select + (try filter.clauses(table: table, binds: &binds))
         return try decode(T.self, try await rows(sql, binds), sql: sql, table: table.schema.table)
     }
 
@@ -47,8 +47,8 @@ extension Postgres.Session {
         let table = try await table(for: T.self)
         var binds = PostgresBindings()
         let sql = filter.paging == nil
-            ? "SELECT count(*) FROM \(table.quotedTable)" + (try PostgresSQL.clauses(filter, table: table, binds: &binds, includingOrderAndLimit: false))
-            : "SELECT count(*) FROM (SELECT 1 FROM \(table.quotedTable)\(try PostgresSQL.clauses(filter, table: table, binds: &binds))) AS x"
+            ? "SELECT count(*) FROM \(table.quotedTable)" + (try filter.clauses(table: table, binds: &binds, includingOrderAndLimit: false))
+            : "SELECT count(*) FROM (SELECT 1 FROM \(table.quotedTable)\(try filter.clauses(table: table, binds: &binds))) AS x"
         return Int(try await integers(sql, binds).first ?? 0)
     }
 
@@ -56,8 +56,8 @@ extension Postgres.Session {
         let table = try await table(for: T.self)
         var binds = PostgresBindings()
         let condition = filter.paging == nil && filter.sorts.isEmpty
-            ? try PostgresSQL.clauses(filter, table: table, binds: &binds, includingOrderAndLimit: false)
-            : " WHERE \(table.id.quoted) IN (SELECT \(table.id.quoted) FROM \(table.quotedTable)\(try PostgresSQL.clauses(filter, table: table, binds: &binds)))"
+            ? try filter.clauses(table: table, binds: &binds, includingOrderAndLimit: false)
+            : " WHERE \(table.id.quoted) IN (SELECT \(table.id.quoted) FROM \(table.quotedTable)\(try filter.clauses(table: table, binds: &binds)))"
         return try await countingDeleted(from: table, where: condition, binds)
     }
 

@@ -110,6 +110,23 @@ struct ModelsOnBothBackendsTests {
         #expect(try await db.count(with: Filter(\Word.text, is: .like("a"))) == 2)
     }
 
+    @Test("hasPrefix, hasSuffix and contains match wildcard characters literally", arguments: await Backend.available)
+    func literalTextMatching(_ backend: Backend) async throws {
+        let db = try await backend.open()
+        let texts = ["50% off", "50 % off", "a_b", "axb", "star*", "what?", "[x]", "x", #"back\slash"#, "backslash"]
+        try await db.save(texts.map { Word(id: UUID(), text: $0) })
+        func matching(_ rule: Rule<String>) async throws -> [String] {
+            try await db.get(with: Filter(\Word.text, is: rule).sort(by: \.text)).map(\.text)
+        }
+        #expect(try await matching(.hasPrefix("50%")) == ["50% off"])
+        #expect(try await matching(.contains("_")) == ["a_b"])
+        #expect(try await matching(.hasSuffix("*")) == ["star*"])
+        #expect(try await matching(.hasSuffix("?")) == ["what?"])
+        #expect(try await matching(.hasPrefix("[")) == ["[x]"])
+        #expect(try await matching(.contains(#"\s"#)) == [#"back\slash"#])
+        #expect(try await matching(.contains("")) == texts.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) })
+    }
+
     @Test("deletes by value, id, list and filter report what they removed", arguments: await Backend.available)
     func deletes(_ backend: Backend) async throws {
         let db = try await backend.open()

@@ -12,22 +12,11 @@ package struct ColumnReference: Hashable, Sendable {
     /// The nested types the JSON path goes through, each with the member it names.
     var nestedHops: [NestedKeys.Hop] = []
 
-    /// Why the JSON path cannot find its value, from what saved values showed (see ``NestedKeys``).
+    /// Why the JSON path cannot find its value (see ``NestedKeys``).
     package func nestedKeyProblem(root: Any.Type) -> ModelError? {
         guard let problem = nestedHops.lazy.compactMap(NestedKeys.problem(at:)).first else { return nil }
         return ModelError(.invalidKeyPath, root, "cannot filter, sort or index on \(name): \(problem)")
     }
-
-    /// `"age"`, or `json_extract("address", '$."city"')`.
-    var sql: String {
-        guard !jsonPath.isEmpty else { return SQLName.quoted(column) }
-        let path = "$" + jsonPath.map { "." + "\"" + $0.replacingOccurrences(of: "\"", with: "\\\"") + "\"" }.joined()
-        return "json_extract(\(SQLName.quoted(column)), \(SQLName.literal(path)))"
-    }
-
-    /// ``sql`` for ordering comparisons and sorting: a `Decimal`'s text read as a number, so
-    /// that 10 sorts after 9.5 (exactly within a `Double`'s 15 significant digits).
-    var orderingSQL: String { isDecimal ? "CAST(\(sql) AS NUMERIC)" : sql }
 
     /// `age` or `address.city`, for messages and index names.
     package var name: String { ([column] + jsonPath).joined(separator: ".") }

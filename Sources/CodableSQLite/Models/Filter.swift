@@ -186,44 +186,4 @@ package indirect enum Predicate: Sendable {
         case .related, .linked: []  // columns of another model, checked when it was resolved
         }
     }
-
-    func sql(_ arguments: inout [SQLite.Value]) -> String {
-        switch self {
-        case .condition(let column, let condition):
-            return condition.sql(column, &arguments)
-        case .and(let left, let right):
-            return "(\(left.sql(&arguments)) AND \(right.sql(&arguments)))"
-        case .or(let left, let right):
-            return "(\(left.sql(&arguments)) OR \(right.sql(&arguments)))"
-        case .related(let column, let table, let inner):
-            return "\(SQLName.quoted(column)) IN (SELECT \"id\" FROM \(SQLName.quoted(table)) WHERE \(inner.sql(&arguments)))"
-        case .linked(let link, let owner, let target):
-            arguments.append(target)
-            return "EXISTS (SELECT 1 FROM \(SQLName.quoted(link)) WHERE \"owner\" = \(SQLName.quoted(owner)).\"id\" AND \"target\" = ?)"
-        }
-    }
-}
-
-extension Filter {
-    /// ` WHERE …`, ` ORDER BY …` and ` LIMIT … OFFSET …` clauses, with their arguments.
-    func clauses(includingOrderAndLimit: Bool = true) throws -> (sql: String, arguments: [SQLite.Value]) {
-        if let error { throw error }
-        for column in (predicate?.columns ?? []) + sorts.map(\.column) {
-            if let problem = column.nestedKeyProblem(root: Root.self) { throw problem }
-        }
-        var arguments: [SQLite.Value] = []
-        var sql = ""
-        if let predicate { sql += " WHERE " + predicate.sql(&arguments) }
-        guard includingOrderAndLimit else { return (sql, arguments) }
-        if !sorts.isEmpty {
-            sql += " ORDER BY " + sorts.map { $0.column.orderingSQL + ($0.ascending ? " ASC" : " DESC") }.joined(separator: ", ")
-        }
-        if let paging {
-            sql += " LIMIT ? OFFSET ?"
-            arguments += [.integer(Int64(paging.count)), .integer(Int64(paging.offset))]
-        }
-        return (sql, arguments)
-    }
-
-    var hasOrderOrLimit: Bool { !sorts.isEmpty || paging != nil }
 }

@@ -80,15 +80,7 @@ final class ModelTable: Sendable {
     }
 
     static func createIndexes<T: Model>(for type: T.Type, schema: ModelReflection) throws -> [String] {
-        try T.indexes.map { index in
-            let columns = try index.columns.map { try $0.get() }
-            if let problem = columns.lazy.compactMap({ $0.nestedKeyProblem(root: T.self) }).first { throw problem }
-            // `Person(age)`, `Person(name,email) unique`: property names cannot hold `(` or `,`, so
-            // two different indexes never get the same name.
-            let name = "\(schema.table)(\(columns.map(\.name).joined(separator: ",")))" + (index.isUnique ? " unique" : "")
-            return "CREATE \(index.isUnique ? "UNIQUE " : "")INDEX IF NOT EXISTS \(SQLName.quoted(name)) ON "
-                + "\(SQLName.quoted(schema.table)) (\(columns.map(\.sql).joined(separator: ", ")))"
-        }
+        try T.indexes.map { try $0.createSQL(table: schema.table, dialect: SQLiteDialect()) }
     }
 }
 

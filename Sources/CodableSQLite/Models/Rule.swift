@@ -56,11 +56,11 @@ extension Rule where Value: Encodable {
 
 extension Rule where Value: _StringFilterValue {
     /// Text starting with `prefix`, case-sensitively.
-    public static func hasPrefix(_ prefix: String) -> Rule { Rule { .glob(Condition.globEscaped(prefix) + "*") } }
+    public static func hasPrefix(_ prefix: String) -> Rule { Rule { .text(.prefix, prefix) } }
     /// Text ending with `suffix`, case-sensitively.
-    public static func hasSuffix(_ suffix: String) -> Rule { Rule { .glob("*" + Condition.globEscaped(suffix)) } }
+    public static func hasSuffix(_ suffix: String) -> Rule { Rule { .text(.suffix, suffix) } }
     /// Text containing `text`, case-sensitively.
-    public static func contains(_ text: String) -> Rule { Rule { .glob("*" + Condition.globEscaped(text) + "*") } }
+    public static func contains(_ text: String) -> Rule { Rule { .text(.contains, text) } }
     /// SQL `LIKE`: `%` matches any run of characters, `_` any one; ASCII letters match either case.
     public static func like(_ pattern: String) -> Rule { Rule { .like(pattern) } }
 }
@@ -73,68 +73,15 @@ public protocol _StringFilterValue {}
 extension String: _StringFilterValue {}
 extension Optional: _StringFilterValue where Wrapped == String {}
 
-/// A compiled rule: SQL with positional arguments.
+/// A compiled rule: what to compare and how, with the values in their stored form. Each engine
+/// renders it in its SQL (``SQLDialect``).
 package enum Condition: Sendable {
     case equal(SQLite.Value)
     case notEqual(SQLite.Value)
     case compare(String, SQLite.Value)
     case between(SQLite.Value, SQLite.Value)
     case member([SQLite.Value], negated: Bool)
-    case glob(String)
+    /// Literal text at the start, at the end or anywhere (case-sensitive).
+    case text(TextMatch, String)
     case like(String)
-
-    func sql(_ reference: ColumnReference, _ arguments: inout [SQLite.Value]) -> String {
-        let column = reference.sql
-        switch self {
-        case .equal(.null):
-            return "\(column) IS NULL"
-        case .equal(let value):
-            arguments.append(value)
-            return "\(column) = ?"
-        case .notEqual(.null):
-            return "\(column) IS NOT NULL"
-        case .notEqual(let value):
-            arguments.append(value)
-            return "\(column) IS NOT ?"
-        case .compare(let comparison, let value):
-            arguments.append(value)
-            return "\(reference.orderingSQL) \(comparison) ?"
-        case .between(let lower, let upper):
-            arguments += [lower, upper]
-            return "\(reference.orderingSQL) BETWEEN ? AND ?"
-        case .member(let values, let negated):
-            let hasNull = values.contains(.null)
-            let others = values.filter { !$0.isNull }
-            arguments += others
-            let list = others.isEmpty ? nil : "\(column) \(negated ? "NOT IN" : "IN") (" + Array(repeating: "?", count: others.count).joined(separator: ", ") + ")"
-            switch (negated, hasNull, list) {
-            case (false, false, nil): return "0"
-            case (false, false, let list?): return list
-            case (false, true, nil): return "\(column) IS NULL"
-            case (false, true, let list?): return "(\(list) OR \(column) IS NULL)"
-            case (true, false, nil): return "1"
-            case (true, false, let list?): return "(\(column) IS NULL OR \(list))"
-            case (true, true, nil): return "\(column) IS NOT NULL"
-            case (true, true, let list?): return "(\(column) IS NOT NULL AND \(list))"
-            }
-        case .glob(let pattern):
-            arguments.append(.text(pattern))
-            return "\(column) GLOB ?"
-        case .like(let pattern):
-            arguments.append(.text(pattern))
-            return "\(column) LIKE ?"
-        }
-    }
-
-    /// Text matched literally by GLOB: `*`, `?` and `[` wrapped in brackets.
-    static func globEscaped(_ text: String) -> String {
-        var escaped = ""
-        for character in text {
-            switch character {
-            case "*", "?", "[": escaped += "[\(character)]"
-            default: escaped.append(character)
-            }
-        }
-        return escaped
-    }
 }
