@@ -16,17 +16,23 @@ extension SQLite.Database {
         let table = try tableForWriting(T.self, sample: value)
         return try withWriter { connection in
             guard table.schema.relationships.isEmpty else {
-                var saved = SavedValues()
-                return try connection.inTransaction { try saveGraph(value, table: table, on: connection, elementIndex: nil, saved: &saved) }
+                return try connection.inTransaction {
+                    var saved = SavedValues(explicitIDs: try ExplicitIDs(ofGraphs: [value]))
+                    return try saveGraph(value, table: table, on: connection, elementIndex: nil, saved: &saved)
+                }
             }
-            return try saveRow(value, in: table, on: connection, elementIndex: nil)
+            var explicitIDs = ExplicitIDs()
+            return try saveRow(value, in: table, on: connection, elementIndex: nil, explicitIDs: &explicitIDs)
         }
     }
 
-    /// Saves every value in one transaction: all of them or none.
+    /// Saves every value in one transaction: all of them or none. A value whose optional integer
+    /// id is `nil` gets an id that no other value of the call (or of their related values) gives
+    /// explicitly, so it never becomes an update of one of them.
     ///
     /// ```swift
     /// try db.save([alice, bob, carol])
+    /// let notes = try db.save([Note(id: nil, text: "new"), Note(id: 1, text: "first")])   // empty table: notes[0].id == 2
     /// ```
     ///
     /// - Throws: the first failure, after rolling everything back; an ``SQLite/Error`` carries the
@@ -37,19 +43,30 @@ extension SQLite.Database {
         guard let first = values.first else { return [] }
         let table = try tableForWriting(T.self, sample: first)
         return try withWriter { connection in
-            var saved = SavedValues()
+            // An id SQLite assigns never takes one that another value of the call gives explicitly.
+            guard table.schema.relationships.isEmpty else {
+                var saved = SavedValues(explicitIDs: try ExplicitIDs(ofGraphs: values))
+                return try connection.forEachElement(values) { index, value in
+                    try saveGraph(value, table: table, on: connection, elementIndex: index, saved: &saved)
+                }
+            }
+            var explicitIDs = try ExplicitIDs(of: values, schema: table.schema)
             return try connection.forEachElement(values) { index, value in
-                table.schema.relationships.isEmpty
-                    ? try saveRow(value, in: table, on: connection, elementIndex: index)
-                    : try saveGraph(value, table: table, on: connection, elementIndex: index, saved: &saved)
+                try saveRow(value, in: table, on: connection, elementIndex: index, explicitIDs: &explicitIDs)
             }
         }
     }
 
-    func saveRow<T: Model>(_ value: T, in table: ModelTable, on connection: RawConnection, elementIndex: Int?) throws -> T {
+    /// Saves one row; `explicitIDs` are the ids the save call gives explicitly, which an id
+    /// assigned to `value` must not take.
+    func saveRow<T: Model>(
+        _ value: T, in table: ModelTable, on connection: RawConnection, elementIndex: Int?, explicitIDs: inout ExplicitIDs
+    ) throws -> T {
         let assignsID = table.schema.assignsID && isNilOptional(value.id)
+        let assignedID = assignsID && !explicitIDs.isEmpty ? try explicitIDs.idToAssign(T.self, in: table, on: connection) : nil
         return try connection.withStatement(assignsID ? table.upsertReturning : table.upsert) { statement in
             try statement.bindRow(value, options: EncodingOptions(), elementIndex: elementIndex)
+            try statement.bindAssignedID(assignedID, table: table)
             guard assignsID else {
                 try statement.run()
                 return value

@@ -7,7 +7,8 @@ import Foundation
 ///   them with a subquery of the ids above it: the count depends on the graph's shape, never on
 ///   the number of rows. All of them read one snapshot.
 /// - Saving saves related values first (by id: an upsert, once per value per call), then the
-///   value, then replaces a to-many's links when they changed.
+///   value, then replaces a to-many's links when they changed. An id assigned during the call
+///   never takes one that another value of the call gives explicitly (see `ExplicitIDs`).
 /// - Deleting applies each relationship's ``DeleteRule``.
 extension SQLite.Database {
     // MARK: Loading
@@ -103,8 +104,11 @@ extension SQLite.Database {
         encoding.overrides = overrides
         var decoding = DecodingOptions()
         decoding.overrides = overrides
+        let assignedID = table.schema.assignsID && isNilOptional(value.id) && !saved.explicitIDs.isEmpty
+            ? try saved.explicitIDs.idToAssign(T.self, in: table, on: connection) : nil
         let stored = try connection.withStatement(assignsIDs ? table.upsertReturning : table.upsert) { statement -> T in
             try statement.bindRow(value, options: encoding, elementIndex: elementIndex)
+            try statement.bindAssignedID(assignedID, table: table)
             guard assignsIDs else {
                 // Nothing gets an id: what was saved is `value` itself, with the related values as given.
                 try statement.run()
@@ -130,7 +134,7 @@ extension SQLite.Database {
             let table = try tableForWriting(Target.self, sample: value)
             if table.schema.assignsID && isNilOptional(value.id) { saved.assignedIDs += 1 }
             let result = table.schema.relationships.isEmpty
-                ? try saveRow(value, in: table, on: connection, elementIndex: nil)
+                ? try saveRow(value, in: table, on: connection, elementIndex: nil, explicitIDs: &saved.explicitIDs)
                 : try saveGraph(value, table: table, on: connection, elementIndex: nil, saved: &saved)
             if let key { saved.values[key] = result }
             return result
@@ -281,6 +285,8 @@ struct SavedValues {
     /// How many ids were assigned so far: a value whose related values (at any depth) got ids
     /// must be read back to carry them.
     var assignedIDs = 0
+    /// The ids the call gives explicitly, which no assigned id may take.
+    var explicitIDs: ExplicitIDs
 }
 
 /// The id of a model value, as stored (an `any Model` opens to its concrete type).
