@@ -104,7 +104,7 @@ extension SQLite.Database {
     public func get<T: Model>(with filter: Filter<T>) throws -> [T] {
         let (clauses, arguments) = try filter.clauses()
         guard let table = try tableForReading(T.self) else { return [] }
-        let ids = clauses.isEmpty || table.schema.relationships.isEmpty ? nil : "SELECT \"id\" FROM \(SQLName.quoted(table.schema.table))" + clauses
+        let ids = clauses.isEmpty || table.schema.relationships.isEmpty ? nil : "SELECT \(ModelReflection.quotedID) FROM \(SQLName.quoted(table.schema.table))" + clauses
         return try readModels(T.self, table: table, sql: table.select + clauses, arguments: arguments, ids: ids)
     }
 
@@ -117,7 +117,7 @@ extension SQLite.Database {
     public func get<T: Model>(_ type: T.Type, id: T.ID) throws -> T? {
         guard let table = try tableForReading(T.self) else { return nil }
         let key = try ValueEncoder.value(for: id, at: .root, options: EncodingOptions())
-        let ids = table.schema.relationships.isEmpty ? nil : "SELECT \"id\" FROM \(SQLName.quoted(table.schema.table)) WHERE \"id\" = ?"
+        let ids = table.schema.relationships.isEmpty ? nil : "SELECT \(ModelReflection.quotedID) FROM \(SQLName.quoted(table.schema.table)) WHERE \(ModelReflection.quotedID) = ?"
         return try readModels(T.self, table: table, sql: table.selectByID, arguments: [key], ids: ids).first
     }
 

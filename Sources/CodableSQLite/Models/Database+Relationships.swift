@@ -57,10 +57,10 @@ extension SQLite.Database {
                 // A to-one added to a model whose table has no column for it yet: nothing is linked.
                 guard owner.columns.contains(where: { $0.name == relationship.name }) else { return result }
                 let ownerName = SQLName.quoted(owner.schema.table)
-                targetIDs = "SELECT \(SQLName.quoted(relationship.name)) FROM \(ownerName)" + (ids.map { " WHERE \"id\" IN (\($0))" } ?? "")
+                targetIDs = "SELECT \(SQLName.quoted(relationship.name)) FROM \(ownerName)" + (ids.map { " WHERE \(ModelReflection.quotedID) IN (\($0))" } ?? "")
             }
             let values = try loadGraph(
-                Target.self, table: targetTable, sql: targetTable.select + " WHERE \"id\" IN (\(targetIDs))",
+                Target.self, table: targetTable, sql: targetTable.select + " WHERE \(ModelReflection.quotedID) IN (\(targetIDs))",
                 arguments: boundArguments, ids: targetIDs, on: connection)
             result.byID.reserveCapacity(values.count)
             for value in values { result.byID[try storedID(of: value)] = value }
@@ -183,7 +183,7 @@ extension SQLite.Database {
                 } else {
                     guard table.columns.contains(where: { $0.name == relationship.name }) else { continue }
                     let column = SQLName.quoted(relationship.name)
-                    sql = "SELECT \(column) FROM \(name) WHERE \"id\" IN \(list) AND \(column) IS NOT NULL"
+                    sql = "SELECT \(column) FROM \(name) WHERE \(ModelReflection.quotedID) IN \(list) AND \(column) IS NOT NULL"
                 }
                 let related = try connection.withStatement(sql) { statement in
                     try statement.bind(Array(chunk))
@@ -209,7 +209,7 @@ extension SQLite.Database {
                     try statement.run()
                 }
             }
-            try connection.withStatement("DELETE FROM \(name) WHERE \"id\" IN \(list)") { statement in
+            try connection.withStatement("DELETE FROM \(name) WHERE \(ModelReflection.quotedID) IN \(list)") { statement in
                 try statement.bind(Array(chunk))
                 try Self.translatingForeignKeyFailure(T.self) { try statement.run() }
             }
@@ -261,7 +261,7 @@ struct RelatedValues {
     /// The property's value for the row being decoded.
     func value(in columns: RowColumns) throws -> Any? {
         if relationship.isToMany {
-            guard let owner = columns.value(named: "id") else { return relationship.makeValue([]) }
+            guard let owner = columns.value(named: ModelReflection.idName) else { return relationship.makeValue([]) }
             return relationship.makeValue((links[owner] ?? []).compactMap { byID[$0] })
         }
         guard let key = columns.value(named: relationship.name), key != .null else { return nil }

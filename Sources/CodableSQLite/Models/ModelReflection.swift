@@ -4,6 +4,12 @@ import Foundation
 /// The stored properties of a model type, read with Swift's runtime reflection, and what they
 /// become in SQLite.
 package struct ModelReflection: @unchecked Sendable {  // immutable after creation; AnyKeyPath and Any.Type are immutable values
+    /// The id's property and column name: `Identifiable` names it, so every model's is this one.
+    /// SQL the model layer writes names it through ``quotedID``.
+    package static let idName = "id"
+    /// ``idName`` quoted for SQL.
+    package static let quotedID = SQLName.quoted(idName)
+
     package struct Property: @unchecked Sendable {  // AnyKeyPath and Any.Type are immutable
         package let name: String
         package let keyPath: AnyKeyPath
@@ -66,7 +72,7 @@ package struct ModelReflection: @unchecked Sendable {  // immutable after creati
                 an optional model or an array of models); remove it from deleteRules
                 """)
         }
-        guard let id = properties.first(where: { $0.name == "id" }) else {
+        guard let id = properties.first(where: { $0.name == Self.idName }) else {
             throw ModelError(.unsupportedModel, T.self, "has no stored property named `id`; a model needs one (UUID, String, Int, Int64 or an optional integer)")
         }
         let assignsID = id.isOptional
@@ -75,7 +81,7 @@ package struct ModelReflection: @unchecked Sendable {  // immutable after creati
         }
         let table = T.tableName
         guard !table.isEmpty else { throw ModelError(.unsupportedModel, T.self, "has an empty tableName") }
-        if relationships.contains(where: { $0.name == "id" }) {
+        if relationships.contains(where: { $0.name == Self.idName }) {
             throw ModelError(.unsupportedModel, T.self, "has an `id` whose type is a model; an id is a UUID, String or integer")
         }
         return ModelReflection(modelType: T.self, table: table, properties: properties, relationships: relationships, id: id, assignsID: assignsID)

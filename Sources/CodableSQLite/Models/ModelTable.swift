@@ -58,7 +58,7 @@ final class ModelTable: Sendable {
         if !property.isOptional { definition += " NOT NULL DEFAULT " + property.storage.zeroDefault }
         if let target = property.references {
             // A deleted target empties an optional to-one; a non-optional one makes the delete fail.
-            definition += " REFERENCES \(SQLName.quoted(target))(\"id\")" + (property.isOptional ? " ON DELETE SET NULL" : "")
+            definition += " REFERENCES \(SQLName.quoted(target))(\(ModelReflection.quotedID))" + (property.isOptional ? " ON DELETE SET NULL" : "")
         }
         return definition
     }
@@ -71,9 +71,9 @@ final class ModelTable: Sendable {
         let targetType = relationship.targetIDStorage == .untyped ? "" : " " + relationship.targetIDStorage.rawValue
         return [
             "CREATE TABLE IF NOT EXISTS \(link) ("
-                + "\"owner\"\(ownerType) NOT NULL REFERENCES \(SQLName.quoted(owner.table))(\"id\") ON DELETE CASCADE, "
+                + "\"owner\"\(ownerType) NOT NULL REFERENCES \(SQLName.quoted(owner.table))(\(ModelReflection.quotedID)) ON DELETE CASCADE, "
                 + "\"position\" INTEGER NOT NULL, "
-                + "\"target\"\(targetType) NOT NULL REFERENCES \(SQLName.quoted(relationship.target.tableName))(\"id\") ON DELETE CASCADE, "
+                + "\"target\"\(targetType) NOT NULL REFERENCES \(SQLName.quoted(relationship.target.tableName))(\(ModelReflection.quotedID)) ON DELETE CASCADE, "
                 + "PRIMARY KEY (\"owner\", \"position\")) WITHOUT ROWID",
             "CREATE INDEX IF NOT EXISTS \(SQLName.quoted(relationship.linkTable + "(target)")) ON \(link) (\"target\")",
         ]

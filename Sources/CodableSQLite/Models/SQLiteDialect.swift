@@ -49,12 +49,12 @@ struct SQLiteDialect: SQLDialect {
     var maximumNameLength: Int? { nil }
 
     mutating func related(column: String, table: String, inner: String, root: Any.Type) -> String {
-        "\(SQLName.quoted(column)) IN (SELECT \(SQLName.quoted("id")) FROM \(SQLName.quoted(table)) WHERE \(inner))"
+        "\(SQLName.quoted(column)) IN (SELECT \(ModelReflection.quotedID) FROM \(SQLName.quoted(table)) WHERE \(inner))"
     }
 
     mutating func linked(link: String, owner: String, target: SQLite.Value, root: Any.Type) -> String {
         arguments.append(target)
-        return "EXISTS (SELECT 1 FROM \(SQLName.quoted(link)) WHERE \"owner\" = \(SQLName.quoted(owner)).\(SQLName.quoted("id")) AND \"target\" = ?)"
+        return "EXISTS (SELECT 1 FROM \(SQLName.quoted(link)) WHERE \"owner\" = \(SQLName.quoted(owner)).\(ModelReflection.quotedID) AND \"target\" = ?)"
     }
 
     /// Text matched literally by GLOB: `*`, `?` and `[` wrapped in brackets.
