@@ -1,7 +1,9 @@
-#if Postgres
 import Foundation
 import Testing
+import CodableSQLite
+#if Postgres
 @testable import CodablePostgres
+#endif
 
 /// Where a test's models are stored.
 enum Backend: String, Sendable, CustomTestStringConvertible {
@@ -12,7 +14,13 @@ enum Backend: String, Sendable, CustomTestStringConvertible {
     /// SQLite always; PostgreSQL when a throwaway server can be started (else the PostgreSQL
     /// suites report themselves skipped, with the reason).
     static var available: [Backend] {
-        get async { await TestServer.shared.isAvailable ? [.sqlite, .postgres] : [.sqlite] }
+        get async {
+            #if Postgres
+            await TestServer.shared.isAvailable ? [.sqlite, .postgres] : [.sqlite]
+            #else
+            [.sqlite]  // without the Postgres trait the shared suite runs on SQLite alone
+            #endif
+        }
     }
 
     /// A new, empty database (a WAL file for SQLite, its own database on the server for PostgreSQL).
@@ -22,7 +30,11 @@ enum Backend: String, Sendable, CustomTestStringConvertible {
             let path = FileManager.default.temporaryDirectory.appendingPathComponent("both-\(UUID().uuidString).sqlite").path
             return try SQLite.Database(path: path)
         case .postgres:
+            #if Postgres
             return try await TestServer.shared.freshDatabase()
+            #else
+            throw PostgresNotBuilt()
+            #endif
         }
     }
 
@@ -30,7 +42,12 @@ enum Backend: String, Sendable, CustomTestStringConvertible {
     func isUniqueViolation(_ error: any Error) -> Bool {
         switch self {
         case .sqlite: (error as? SQLite.Error)?.code == .constraint
-        case .postgres: (error as? Postgres.Error)?.sqlState == "23505"
+        case .postgres:
+            #if Postgres
+            (error as? Postgres.Error)?.sqlState == "23505"
+            #else
+            false
+            #endif
         }
     }
 }
@@ -46,4 +63,6 @@ func throwsModelError(_ code: ModelError.Code, _ body: () async throws -> Void) 
         return false
     }
 }
-#endif
+
+/// Thrown when a test asks for PostgreSQL in a build without the engine.
+struct PostgresNotBuilt: Error {}

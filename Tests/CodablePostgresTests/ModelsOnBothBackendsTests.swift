@@ -1,9 +1,12 @@
-#if Postgres
 import Foundation
 import Testing
+import CodableSQLite
+#if Postgres
 @testable import CodablePostgres
+#endif
 
-/// One set of model tests, run against SQLite and against a real PostgreSQL server.
+/// One set of model tests, run against SQLite and (with the Postgres trait) against a real
+/// PostgreSQL server, through the public ``ModelStore`` protocol.
 @Suite("Models on SQLite and PostgreSQL", .timeLimit(.minutes(1)))
 struct ModelsOnBothBackendsTests {
     enum Mood: String, Codable, Sendable { case calm, busy }
@@ -275,4 +278,3 @@ struct ModelsOnBothBackendsTests {
         #expect(try await db.count(Account.self) == 3)
     }
 }
-#endif
