@@ -53,12 +53,7 @@ struct PostgresDialect: SQLDialect {
     var isDistinctFrom: String { "IS DISTINCT FROM" }
 
     mutating func match(_ expression: SQLExpression, _ kind: TextMatch, _ text: String) -> String {
-        let literal = Self.likeEscaped(text)
-        switch kind {
-        case .prefix: binds.append(literal + "%")
-        case .suffix: binds.append("%" + literal)
-        case .contains: binds.append("%" + literal + "%")
-        }
+        binds.append(kind.pattern(for: text, anyRun: "%", escaped: Self.likeEscaped))
         return "\(expression.text) LIKE $\(binds.count)"
     }
 

@@ -51,6 +51,16 @@ package struct SQLExpression: Sendable {
 /// The text rules that match literal text (``Rule/hasPrefix(_:)`` and its kin).
 package enum TextMatch: Sendable {
     case prefix, suffix, contains
+
+    /// A pattern matching `text` literally at the start, the end or anywhere: `anyRun` is the
+    /// pattern language's wildcard for any run of characters, `escaped` makes `text` literal in it.
+    package func pattern(for text: String, anyRun: String, escaped: (String) -> String) -> String {
+        switch self {
+        case .prefix: escaped(text) + anyRun
+        case .suffix: anyRun + escaped(text)
+        case .contains: anyRun + escaped(text) + anyRun
+        }
+    }
 }
 
 extension Filter {

@@ -30,12 +30,7 @@ struct SQLiteDialect: SQLDialect {
     var isDistinctFrom: String { "IS NOT" }
 
     mutating func match(_ expression: SQLExpression, _ kind: TextMatch, _ text: String) -> String {
-        let literal = Self.globEscaped(text)
-        switch kind {
-        case .prefix: arguments.append(.text(literal + "*"))
-        case .suffix: arguments.append(.text("*" + literal))
-        case .contains: arguments.append(.text("*" + literal + "*"))
-        }
+        arguments.append(.text(kind.pattern(for: text, anyRun: "*", escaped: Self.globEscaped)))
         return "\(expression.text) GLOB ?"
     }
 
