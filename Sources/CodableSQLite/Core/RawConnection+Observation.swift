@@ -83,6 +83,13 @@ extension RawConnection {
         case SQLITE_DROP_TABLE:
             preparedRegion?.noteWrite(table: String(cString: first), column: nil)
             preparedRegion?.changesSchema = true
+        case SQLITE_SAVEPOINT:
+            // The operation first ("BEGIN", "RELEASE" or "ROLLBACK"), then the savepoint's name.
+            guard let second else { break }
+            let kinds: [String: SavepointStatement.Kind] = ["BEGIN": .begin, "RELEASE": .release, "ROLLBACK": .rollback]
+            if let kind = kinds[String(cString: first)] {
+                preparedRegion?.savepoint = SavepointStatement(kind: kind, name: String(cString: second))
+            }
         case SQLITE_ALTER_TABLE:
             // The first argument is the database's name here, the second the table's.
             if let second { preparedRegion?.noteWrite(table: String(cString: second), column: nil) }
