@@ -43,6 +43,16 @@ extension RawConnection {
         return preparedRegion?.reads ?? DatabaseRegion()
     }
 
+    /// The tables and columns `sql` reads, limited to the rows its `WHERE` pins by rowid when it
+    /// provably does (``PinnedRows``).
+    func readRegion(of sql: String, pinningRowsWith arguments: PinnedRows.Arguments) throws -> DatabaseRegion {
+        var region = try readRegion(of: sql)
+        if let pinned = pinnedRows(of: sql, arguments: arguments), region.columns(of: pinned.table) != nil {
+            region.limit(table: pinned.table, toRowIDs: pinned.rowIDs, column: pinned.column)
+        }
+        return region
+    }
+
     /// SQLite's `PRAGMA data_version`: it changes when another connection (of this process or
     /// another) commits, never for this connection's own commits.
     func dataVersion() throws -> Int64 {
