@@ -9,7 +9,11 @@ import Foundation
 ///   disables the truncate optimisation of `DELETE FROM t`, which would skip the update hook;
 /// - the **update hook** names each changed row of a rowid table;
 /// - the **commit and rollback hooks** end a transaction's collection: committed changes are
-///   handed to `publish` once the commit is complete, rolled-back ones are dropped.
+///   handed to `publish` once the commit is complete, rolled-back ones are dropped;
+/// - the authorizer also tells which statements open, release and roll back to savepoints (the
+///   library's nested `inTransaction(_:)` blocks and savepoints written in SQL alike): the changes
+///   made since a savepoint that is rolled back to are dropped, so that a commit reports only what
+///   it made durable.
 ///
 /// Installed on the writer only, and only while observations exist, so that writes nobody
 /// observes pay nothing for it. (The commit hook is the writer's own, which also refuses commits
@@ -17,13 +21,26 @@ import Foundation
 final class ChangeTracker {
     /// Called on the writer's thread, after each commit that changed something.
     let publish: (DatabaseChanges) -> Void
-    /// This transaction's changes so far.
-    private var pending = DatabaseChanges()
-    /// Tables whose changed rows the update hook cannot name: `WITHOUT ROWID` tables statements
-    /// wrote, and tables dropped or altered.
-    private var unnamedRowTables: Set<String> = []
+    /// What the open transaction changed so far, per savepoint: the first level is the
+    /// transaction's outside any savepoint, each further one what happened since a savepoint
+    /// still open began. Rolling back to a savepoint empties its level; releasing it merges its
+    /// level (and those above) into the one below; the commit merges them all.
+    private var levels = [Level(name: nil)]
     /// Changes whose COMMIT started (the commit hook ran) but is not known to be complete.
     private var committing: [DatabaseChanges] = []
+
+    /// The changes made since a savepoint began (or since the transaction began).
+    private struct Level {
+        /// The savepoint's name, lower-cased (SQLite compares them so); `nil` for the transaction.
+        var name: String?
+        var changes = DatabaseChanges()
+        /// Tables whose changed rows the update hook cannot name: `WITHOUT ROWID` tables
+        /// statements wrote, and tables dropped or altered.
+        var unnamedRowTables: Set<String> = []
+    }
+
+    /// The level changes go to now.
+    private var top: Int { levels.count - 1 }
 
     init(publish: @escaping (DatabaseChanges) -> Void) {
         self.publish = publish
@@ -43,47 +60,76 @@ final class ChangeTracker {
             name = String(cString: table).lowercased()
             lastTable = (raw, name)
         }
-        var changes = pending.tables[name] ?? DatabaseChanges.Table()
+        // In place: no copy of the sets per row.
         switch operation {
-        case SQLITE_INSERT: changes.inserted.insert(rowID)
-        case SQLITE_DELETE: changes.deleted.insert(rowID)
-        default: changes.updated.insert(rowID)
+        case SQLITE_INSERT: levels[top].changes.tables[name, default: DatabaseChanges.Table()].inserted.insert(rowID)
+        case SQLITE_DELETE: levels[top].changes.tables[name, default: DatabaseChanges.Table()].deleted.insert(rowID)
+        default: levels[top].changes.tables[name, default: DatabaseChanges.Table()].updated.insert(rowID)
         }
-        pending.tables[name] = changes
     }
 
     /// A temporary trigger reported the key of a changed row (1 insert, 2 update, 3 delete).
     func noteKey(table: String, operation: Int32, key: SQLite.Value) {
         let name = table.lowercased()
-        var changes = pending.tables[name] ?? DatabaseChanges.Table()
         switch operation {
-        case 1: changes.insertedKeys.append(key)
-        case 3: changes.deletedKeys.append(key)
-        default: changes.updatedKeys.append(key)
+        case 1: levels[top].changes.tables[name, default: DatabaseChanges.Table()].insertedKeys.append(key)
+        case 3: levels[top].changes.tables[name, default: DatabaseChanges.Table()].deletedKeys.append(key)
+        default: levels[top].changes.tables[name, default: DatabaseChanges.Table()].updatedKeys.append(key)
         }
-        pending.tables[name] = changes
     }
 
     /// A statement ran: what it may have written (the authorizer's view).
     func noteStatement(writes: [String: Set<String>?], withoutRowID: Set<String>, changesSchema: Bool) {
         for (table, columns) in writes {
-            var changes = pending.tables[table] ?? DatabaseChanges.Table()
+            var changes = levels[top].changes.tables.removeValue(forKey: table) ?? DatabaseChanges.Table()
             if let columns, let known = changes.columns {
                 changes.columns = known.union(columns)
             } else {
                 changes.columns = nil
             }
-            pending.tables[table] = changes
-            if changesSchema || withoutRowID.contains(table) { unnamedRowTables.insert(table) }
+            levels[top].changes.tables[table] = changes
+            if changesSchema || withoutRowID.contains(table) { levels[top].unnamedRowTables.insert(table) }
+        }
+    }
+
+    /// A `SAVEPOINT`, `RELEASE` or `ROLLBACK TO` statement completed: the library's own (nested
+    /// `inTransaction(_:)`) or written in SQL.
+    func noteSavepoint(_ savepoint: SavepointStatement) {
+        let name = savepoint.name.lowercased()
+        if savepoint.kind == .begin {
+            levels.append(Level(name: name))
+            return
+        }
+        // The most recent savepoint of that name. None: it was opened before the tracker, or the
+        // RELEASE committed the transaction (the commit hook took every level already).
+        guard let index = levels.lastIndex(where: { $0.name == name }), index > 0 else { return }
+        if savepoint.kind == .rollback {
+            // What happened since the savepoint began is undone; the savepoint stays open.
+            levels.removeSubrange((index + 1)...)
+            levels[index].changes = DatabaseChanges()
+            levels[index].unnamedRowTables = []
+        } else {
+            while levels.count > index { merge(levels.removeLast(), into: top) }
+        }
+    }
+
+    /// Adds a released savepoint's changes to those of the level below.
+    private func merge(_ level: Level, into index: Int) {
+        levels[index].unnamedRowTables.formUnion(level.unnamedRowTables)
+        for (name, table) in level.changes.tables {
+            levels[index].changes.tables[name, default: DatabaseChanges.Table()].formUnion(table)
         }
     }
 
     /// The commit hook: the transaction's changes are about to be committed.
     func transactionCommitting() {
+        while levels.count > 1 { merge(levels.removeLast(), into: top) }
+        let transaction = levels[0]
+        levels = [Level(name: nil)]
         var changes = DatabaseChanges()
-        for (name, var table) in pending.tables {
+        for (name, var table) in transaction.changes.tables {
             let rowsNamed = !(table.inserted.isEmpty && table.updated.isEmpty && table.deleted.isEmpty)
-            if unnamedRowTables.contains(name) {
+            if transaction.unnamedRowTables.contains(name) {
                 // Rows the update hook cannot name (WITHOUT ROWID), or a table dropped or altered.
                 table.hasRowsWithoutRowID = true
             } else if !rowsNamed {
@@ -93,15 +139,12 @@ final class ChangeTracker {
             if !table.updated.isEmpty && table.columns == [] { table.columns = nil }
             changes.tables[name] = table
         }
-        pending = DatabaseChanges()
-        unnamedRowTables = []
         if !changes.isEmpty { committing.append(changes) }
     }
 
     /// The rollback hook: nothing of the transaction, nor of a COMMIT that failed, happened.
     func transactionRolledBack() {
-        pending = DatabaseChanges()
-        unnamedRowTables = []
+        levels = [Level(name: nil)]
         committing.removeAll()
     }
 
@@ -114,6 +157,32 @@ final class ChangeTracker {
     }
 }
 
+/// A statement that opens, releases or rolls back to a savepoint, as the authorizer saw it.
+struct SavepointStatement {
+    enum Kind { case begin, release, rollback }
+    let kind: Kind
+    /// As written (SQLite compares savepoint names case-insensitively).
+    let name: String
+}
+
+extension DatabaseChanges.Table {
+    /// Adds the changes of a later savepoint of the same transaction.
+    mutating func formUnion(_ other: DatabaseChanges.Table) {
+        inserted.formUnion(other.inserted)
+        updated.formUnion(other.updated)
+        deleted.formUnion(other.deleted)
+        if let mine = columns, let theirs = other.columns {
+            columns = mine.union(theirs)
+        } else {
+            columns = nil
+        }
+        hasRowsWithoutRowID = hasRowsWithoutRowID || other.hasRowsWithoutRowID
+        insertedKeys += other.insertedKeys
+        updatedKeys += other.updatedKeys
+        deletedKeys += other.deletedKeys
+    }
+}
+
 /// What the authorizer collects while one statement is prepared.
 struct PreparedRegion {
     /// What the statement reads.
@@ -123,6 +192,8 @@ struct PreparedRegion {
     var writes: [String: Set<String>?] = [:]
     /// Whether it drops or alters a table: it changes what readers see without changing rows.
     var changesSchema = false
+    /// What it does to a savepoint, when it is `SAVEPOINT`, `RELEASE` or `ROLLBACK TO`.
+    var savepoint: SavepointStatement?
 }
 
 extension PreparedRegion {

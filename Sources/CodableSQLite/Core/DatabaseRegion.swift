@@ -6,6 +6,9 @@ struct DatabaseRegion: Sendable, Equatable {
     private(set) var tables: [String: Set<String>?] = [:]
     /// Per table, the only rows that matter (by rowid), for regions that read a few known rows.
     private(set) var rowIDs: [String: Set<Int64>] = [:]
+    /// Per table limited by its rowid itself (a `WHERE` that pins it): the names an UPDATE of the
+    /// rowid writes, lower-cased. A new row matters only when it has one of the rowids.
+    private(set) var rowIDColumns: [String: Set<String>] = [:]
 
     var isEmpty: Bool { tables.isEmpty }
 
@@ -28,6 +31,13 @@ struct DatabaseRegion: Sendable, Equatable {
     /// Limits the region to some rows of a table (it must already read that table).
     mutating func limit(table: String, toRowIDs ids: Set<Int64>) {
         rowIDs[table.lowercased()] = ids
+    }
+
+    /// Limits the region to the rows of `table` whose rowid (named `column` in the query) is
+    /// one of `ids`: no other row, inserted or not, can be read.
+    mutating func limit(table: String, toRowIDs ids: Set<Int64>, column: String) {
+        rowIDs[table.lowercased()] = ids
+        rowIDColumns[table.lowercased()] = [column.lowercased(), "rowid", "oid", "_rowid_"]
     }
 
     mutating func formUnion(_ other: DatabaseRegion) {
@@ -90,6 +100,15 @@ struct DatabaseChanges: Sendable {
                 columnsOverlap = !read.isDisjoint(with: written)
             } else {
                 columnsOverlap = true
+            }
+            if let rows = region.rowIDs[name], let rowIDColumns = region.rowIDColumns[name], !table.hasRowsWithoutRowID {
+                // A region on rows pinned by rowid: a row can only enter or leave it by its rowid.
+                if !rows.isDisjoint(with: table.inserted) || !rows.isDisjoint(with: table.deleted) { return true }
+                if !rows.isDisjoint(with: table.updated) && columnsOverlap { return true }
+                // An UPDATE that sets the rowid reports the new one only: the old may be ours.
+                let mayMoveRows = table.columns.map { !$0.isDisjoint(with: rowIDColumns) } ?? true
+                if !table.updated.isEmpty && mayMoveRows { return true }
+                continue
             }
             if let rows = region.rowIDs(of: name), !table.hasRowsWithoutRowID {
                 // A region on known rows: those rows matter, and any new row (it may be the one

@@ -43,6 +43,16 @@ extension RawConnection {
         return preparedRegion?.reads ?? DatabaseRegion()
     }
 
+    /// The tables and columns `sql` reads, limited to the rows its `WHERE` pins by rowid when it
+    /// provably does (``PinnedRows``).
+    func readRegion(of sql: String, pinningRowsWith arguments: PinnedRows.Arguments) throws -> DatabaseRegion {
+        var region = try readRegion(of: sql)
+        if let pinned = pinnedRows(of: sql, arguments: arguments), region.columns(of: pinned.table) != nil {
+            region.limit(table: pinned.table, toRowIDs: pinned.rowIDs, column: pinned.column)
+        }
+        return region
+    }
+
     /// SQLite's `PRAGMA data_version`: it changes when another connection (of this process or
     /// another) commits, never for this connection's own commits.
     func dataVersion() throws -> Int64 {
@@ -83,6 +93,13 @@ extension RawConnection {
         case SQLITE_DROP_TABLE:
             preparedRegion?.noteWrite(table: String(cString: first), column: nil)
             preparedRegion?.changesSchema = true
+        case SQLITE_SAVEPOINT:
+            // The operation first ("BEGIN", "RELEASE" or "ROLLBACK"), then the savepoint's name.
+            guard let second else { break }
+            let kinds: [String: SavepointStatement.Kind] = ["BEGIN": .begin, "RELEASE": .release, "ROLLBACK": .rollback]
+            if let kind = kinds[String(cString: first)] {
+                preparedRegion?.savepoint = SavepointStatement(kind: kind, name: String(cString: second))
+            }
         case SQLITE_ALTER_TABLE:
             // The first argument is the database's name here, the second the table's.
             if let second { preparedRegion?.noteWrite(table: String(cString: second), column: nil) }

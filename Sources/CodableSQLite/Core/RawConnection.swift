@@ -196,6 +196,7 @@ final class RawConnection: @unchecked Sendable {  // used by one thread at a tim
     private var executions: [Execution] = []
 
     private func beginExecution(of statement: Statement) {
+        statement.completedSavepoint = false
         executions.append(Execution(statement: statement))
     }
 
@@ -204,7 +205,11 @@ final class RawConnection: @unchecked Sendable {  // used by one thread at a tim
     private func endExecution() {
         guard let last = executions.indices.last else { return }
         if !isAutocommit { noteExecution(at: last) }
-        executions.removeLast()
+        let statement = executions.removeLast().statement
+        if let savepoint = statement.savepoint, statement.completedSavepoint {
+            statement.completedSavepoint = false
+            tracker?.noteSavepoint(savepoint)
+        }
         tracker?.publishCommitted(isAutocommit: isAutocommit)
     }
 
@@ -231,6 +236,7 @@ final class RawConnection: @unchecked Sendable {  // used by one thread at a tim
         preparedRegion = nil
         statement.writes = region.writes
         statement.changesSchema = region.changesSchema
+        statement.savepoint = region.savepoint
         if !region.writes.isEmpty { statement.writesWithoutRowID = withoutRowIDTables().intersection(region.writes.keys) }
     }
 

@@ -23,6 +23,10 @@ final class Statement {
     var changesSchema = false
     /// The tables of ``writes`` that are `WITHOUT ROWID`.
     var writesWithoutRowID: Set<String> = []
+    /// What the statement does to a savepoint (found with ``writes``), and whether it did it:
+    /// set when a step completes it, cleared by the connection when it tells the tracker.
+    var savepoint: SavepointStatement?
+    var completedSavepoint = false
     private var cachedColumnNames: [String] = []
     private var cachedColumnsCompilation: Int32 = -1
 
@@ -61,7 +65,10 @@ final class Statement {
     func step() throws -> Bool {
         let resultCode = sqlite3_step(handle)
         if resultCode == SQLITE_ROW { return true }
-        if resultCode == SQLITE_DONE { return false }
+        if resultCode == SQLITE_DONE {
+            if savepoint != nil { completedSavepoint = true }
+            return false
+        }
         throw error(resultCode)
     }
 

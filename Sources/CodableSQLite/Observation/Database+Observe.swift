@@ -13,7 +13,7 @@ extension SQLite.Database {
     ///
     /// As with the decoder, an array type means every row: `observe([Task].self, …)`.
     public func observe<T: Decodable & Sendable>(_ type: T.Type, using sql: SQL, arguments: SQLiteArguments = [:]) -> SQLite.Observation<T?> {
-        observation(sql: sql) { database in
+        observation(sql: sql, arguments: arguments) { database in
             try await SQLite.Decoder(database).decode(T.self, using: sql, arguments: arguments)
         }
     }
@@ -26,7 +26,7 @@ extension SQLite.Database {
     /// }
     /// ```
     public func observe<T: Decodable & Sendable>(_ type: [T].Type, using sql: SQL, arguments: SQLiteArguments = [:]) -> SQLite.Observation<[T]> {
-        observation(sql: sql) { database in
+        observation(sql: sql, arguments: arguments) { database in
             try await SQLite.Decoder(database).decode([T].self, using: sql, arguments: arguments)
         }
     }
@@ -37,16 +37,19 @@ extension SQLite.Database {
     /// for try await rows in db.observe(rowsOf: "SELECT title FROM tasks") { print(rows.count) }
     /// ```
     public func observe(rowsOf sql: SQL, arguments: SQLiteArguments = [:]) -> SQLite.Observation<[SQLiteRow]> {
-        observation(sql: sql) { database in try await database.read(sql, arguments: arguments) }
+        observation(sql: sql, arguments: arguments) { database in try await database.read(sql, arguments: arguments) }
     }
 
-    /// An observation of `sql`, whose region the authorizer reads along with the first value.
+    /// An observation of `sql`, whose region the authorizer reads along with the first value,
+    /// limited to the rows its `WHERE` pins by rowid when it provably does (``PinnedRows``).
     private func observation<Value: Sendable>(
-        sql: SQL, read: @escaping @Sendable (SQLite.Database) async throws -> Value
+        sql: SQL, arguments: SQLiteArguments, read: @escaping @Sendable (SQLite.Database) async throws -> Value
     ) -> SQLite.Observation<Value> {
         SQLite.Observation { [weak self] in
             LiveQuery(database: self, region: nil) { database in
-                let region = try await database.performRead { raw in try raw.readRegion(of: sql) }
+                let region = try await database.performRead { raw in
+                    try raw.readRegion(of: sql, pinningRowsWith: .named(arguments))
+                }
                 return (try await read(database), region)
             }
         }

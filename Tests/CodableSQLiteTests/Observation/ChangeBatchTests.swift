@@ -56,6 +56,111 @@ struct ChangeBatchTests {
         #expect(batches.values.allSatisfy { $0.isComplete })
     }
 
+    private struct Failure: Error {}
+
+    /// Runs `body` in a nested transaction that then throws, so that it rolls back. (Not
+    /// `#expect(throws:)`: two of them in one closure ran the first one's closure twice.)
+    private static func rolledBack(_ db: SQLite.Database, _ body: () throws -> Void) {
+        do {
+            try db.inTransaction {
+                try body()
+                throw Failure()
+            }
+        } catch is Failure {
+        } catch {
+            Issue.record(error)
+        }
+    }
+
+    /// A `tasks` table with rows 1, 2 and 3, and its change batches.
+    private func tasks(_ name: String) async throws -> (SQLite.Database, Batches<Int64>) {
+        let db = try TestDatabases.file(name)
+        try await db.execute(raw: "CREATE TABLE tasks (id INTEGER PRIMARY KEY, title TEXT); INSERT INTO tasks VALUES (1, 'a'), (2, 'b'), (3, 'c');")
+        return (db, Batches(db.changes(in: "tasks")))
+    }
+
+    @Test func aRolledBackNestedTransactionLeavesNoRowsInTheBatch() async throws {
+        let (db, batches) = try await tasks("batches-rollback")
+        try await db.inTransaction {
+            try db.write("INSERT INTO tasks VALUES (10, 'x')")
+            Self.rolledBack(db) {
+                try db.write("INSERT INTO tasks VALUES (11, 'y')")
+                try db.write("UPDATE tasks SET title = 'B' WHERE id = 2")
+                try db.write("DELETE FROM tasks WHERE id = 3")
+            }
+        }
+        try await db.write("UPDATE tasks SET title = 'A' WHERE id = 1")   // the next batch: the first is complete
+        await eventually { batches.values.count == 2 }
+        #expect(batches.values.first == SQLite.ChangeBatch(inserted: [10], updated: [], deleted: [], isComplete: true))
+    }
+
+    @Test func aReleasedNestedTransactionIsInTheBatch() async throws {
+        let (db, batches) = try await tasks("batches-release")
+        try await db.inTransaction {
+            try db.write("INSERT INTO tasks VALUES (10, 'x')")
+            try db.inTransaction {
+                try db.write("INSERT INTO tasks VALUES (11, 'y')")
+                try db.write("UPDATE tasks SET title = 'B' WHERE id = 2")
+                try db.write("DELETE FROM tasks WHERE id = 3")
+            }
+        }
+        await eventually { batches.values.count == 1 }
+        #expect(batches.values == [SQLite.ChangeBatch(inserted: [10, 11], updated: [2], deleted: [3], isComplete: true)])
+    }
+
+    @Test func aSavepointRolledBackInsideAnother() async throws {
+        let (db, batches) = try await tasks("batches-nested")
+        try await db.inTransaction {
+            try db.write("INSERT INTO tasks VALUES (10, 'x')")
+            try db.inTransaction {                                     // released
+                try db.write("INSERT INTO tasks VALUES (11, 'y')")
+                Self.rolledBack(db) {                                  // rolled back inside it
+                    try db.write("INSERT INTO tasks VALUES (12, 'z')")
+                    try db.write("DELETE FROM tasks WHERE id = 3")
+                }
+                try db.write("UPDATE tasks SET title = 'B' WHERE id = 2")
+            }
+            Self.rolledBack(db) {                                      // rolled back, with a released one inside
+                try db.inTransaction { try db.write("INSERT INTO tasks VALUES (13, 'w')") }
+                try db.write("UPDATE tasks SET title = 'A' WHERE id = 1")
+            }
+        }
+        await eventually { batches.values.count == 1 }
+        #expect(batches.values == [SQLite.ChangeBatch(inserted: [10, 11], updated: [2], deleted: [], isComplete: true)])
+    }
+
+    @Test func savepointsOfRawSQL() async throws {
+        let (db, batches) = try await tasks("batches-raw-savepoints")
+        try await db.execute(raw: """
+            BEGIN; INSERT INTO tasks VALUES (20, 'x');
+            SAVEPOINT s; INSERT INTO tasks VALUES (21, 'y'); UPDATE tasks SET title = 'A' WHERE id = 1;
+            ROLLBACK TO s; INSERT INTO tasks VALUES (22, 'z'); RELEASE s; COMMIT;
+            """)
+        try await db.execute(raw: """
+            SAVEPOINT "Outer"; DELETE FROM tasks WHERE id = 2;
+            SAVEPOINT inner; DELETE FROM tasks WHERE id = 3; ROLLBACK TO INNER;
+            RELEASE outer;
+            """)
+        await eventually { batches.values.count == 2 }
+        #expect(batches.values == [
+            SQLite.ChangeBatch(inserted: [20, 22], updated: [], deleted: [], isComplete: true),
+            SQLite.ChangeBatch(inserted: [], updated: [], deleted: [2], isComplete: true),
+        ])
+    }
+
+    @Test func aRolledBackNestedSaveLeavesNoIDInTheBatch() async throws {
+        let db = try ModelFixtures.file()
+        try await db.save(Person("Zed", age: 1))   // the table and its triggers exist
+        let ann = Person("Ann", age: 30)
+        let batches = Batches(db.changes(to: Person.self))
+        try await db.inTransaction {
+            try db.save(ann)
+            Self.rolledBack(db) { try db.save(Person("Bob", age: 40)) }
+        }
+        await eventually { batches.values.count == 1 }
+        #expect(batches.values.map(\.inserted) == [[ann.id]])
+    }
+
     @Test func anotherProcessGivesAnIncompleteBatch() async throws {
         let path = TestDatabases.temporaryPath("batches-process")
         let db = try SQLite.Database(path: path)

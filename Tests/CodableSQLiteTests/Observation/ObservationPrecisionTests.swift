@@ -42,6 +42,29 @@ struct ObservationPrecisionTests {
         query.cancel()
     }
 
+    private struct Failure: Error {}
+
+    @Test func writesOfARolledBackSavepointDoNotReadAgain() async throws {
+        let db = try database()
+        let query = db.observe([Snapshot].self, using: "SELECT id AS n, random() AS r FROM other").makeQuery()
+        query.start()
+        #expect(try await query.next()?.isEmpty == true)
+        let before = query.readCount
+        try await db.inTransaction {
+            try db.write("INSERT INTO tasks (title) VALUES ('c')")      // commits, but not in `other`
+            #expect(throws: Failure.self) {
+                try db.inTransaction {
+                    try db.write("INSERT INTO other VALUES (5, 'gone')")
+                    throw Failure()
+                }
+            }
+        }
+        try await db.write("INSERT INTO other VALUES (6, 'kept')")     // the barrier: it must be read
+        #expect(try await query.next()?.map(\.n) == [6])
+        #expect(query.readCount == before + 1, "read \(query.readCount - before) times")
+        query.cancel()
+    }
+
     @Test func observingAndCancellingTenThousandTimesLeavesNothingBehind() async throws {
         let db = try database()
         let observation = db.observe(Int.self, using: "SELECT count(*) FROM tasks")
