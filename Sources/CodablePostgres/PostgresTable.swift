@@ -21,7 +21,13 @@ struct PostgresTable: Sendable {
     /// `SELECT <row JSON> FROM "T"`: each row as the JSON form of the model.
     let select: String
     /// The upsert of a JSON array of values in `$1`, returning each saved row's JSON in input order.
+    /// `$2` is a `bigint[]` of ids reserved for the values without one, by position (`{}` when
+    /// the sequence assigns them as the rows are inserted; see ``reserveIDs``).
     let upsert: String
+    /// `$1` ids drawn from the id sequence, for the id-less values of a save that also gives ids
+    /// explicitly: those that are not explicit ids of the save are given out, so that an assigned
+    /// id never takes one (the sequence cannot skip them by itself).
+    let reserveIDs: String?
     /// After saving values with explicit ids into a table whose ids PostgreSQL assigns: moves the
     /// id sequence past them, so that later assigned ids never collide.
     let advanceIDSequence: String?
@@ -53,7 +59,7 @@ struct PostgresTable: Sendable {
         let names = columns.map(\.quoted).joined(separator: ", ")
         let sequence = "pg_get_serial_sequence(\(SQLName.literal(quotedTable)), \(SQLName.literal(id.name)))"
         var idFromJSON = id.kind.fromJSON("e.r", member: id.name)
-        if schema.assignsID { idFromJSON = "COALESCE(\(idFromJSON), nextval(\(sequence)))" }
+        if schema.assignsID { idFromJSON = "COALESCE(\(idFromJSON), ($2::bigint[])[e.n::int], nextval(\(sequence)))" }
         let values = columns.map { $0.name == id.name ? "input.id" : $0.kind.fromJSON("input.r", member: $0.name) }
         let updates = columns.filter { $0.name != id.name }.map { "\($0.quoted) = EXCLUDED.\($0.quoted)" }
         // Several values with one id in a batch: the last one wins, as saving them one by one would.
@@ -65,6 +71,7 @@ struct PostgresTable: Sendable {
             RETURNING \(id.quoted) AS id, \(row) AS saved_row) \
             SELECT saved.saved_row FROM input JOIN saved ON saved.id = input.id ORDER BY input.n
             """
+        reserveIDs = schema.assignsID ? "SELECT nextval(\(sequence)) FROM generate_series(1, $1::int)" : nil
         advanceIDSequence = schema.assignsID
             ? "SELECT setval(\(sequence), GREATEST((SELECT max(\(id.quoted)) FROM \(quotedTable)), pg_sequence_last_value(\(sequence)::regclass), 1))"
             : nil

@@ -9,24 +9,53 @@ extension Postgres.Session {
         let table = try await table(for: T.self, sample: first)
         let names = Set(table.columns.map(\.name))
         var json: [UInt8] = [UInt8(ascii: "[")]
-        var hasExplicitIDs = false
+        var explicitIDs: Set<Int64> = []
+        var idLessPositions: [Int] = []
         for (offset, value) in values.enumerated() {
             if offset > 0 { json.append(UInt8(ascii: ",")) }
             let keys = try JSONForm.append(value, to: &json)
             if let unknown = keys.first(where: { !names.contains($0) }) {
                 throw ModelError(.unsupportedModel, T.self, "encodes the key \"\(unknown)\", which is not one of its stored properties; CodingKeys must not rename properties")
             }
-            if table.schema.assignsID, !isNilOptional(value.id) { hasExplicitIDs = true }
+            if table.schema.assignsID {
+                if isNilOptional(value.id) {
+                    idLessPositions.append(offset)
+                } else if case .integer(let id) = try JSONForm.storedValue(value.id) {
+                    explicitIDs.insert(id)
+                }
+            }
         }
         json.append(UInt8(ascii: "]"))
         var binds = PostgresBindings()
         binds.append(String(decoding: json, as: UTF8.self))
+        binds.append(try await reservedIDs(for: idLessPositions, count: values.count, avoiding: explicitIDs, table: table))
+        let hasExplicitIDs = !explicitIDs.isEmpty
         let saved = try decode(T.self, try await rows(table.upsert, binds), sql: table.upsert, table: table.schema.table)
         guard saved.count == values.count else {
             throw ModelError(.unexpectedResult, T.self, "saving \(values.count) values returned \(saved.count) rows")
         }
         if hasExplicitIDs, let advance = table.advanceIDSequence { _ = try await rows(advance) }
         return saved
+    }
+
+    /// The `bigint[]` literal of ids for the id-less values at `positions` (`{}` when the save
+    /// gives no id explicitly: the sequence then assigns them as rows are inserted). Drawn from the
+    /// id sequence, skipping the save's explicit ids, so that an assigned id never takes one of them.
+    private func reservedIDs(for positions: [Int], count: Int, avoiding explicit: Set<Int64>, table: PostgresTable) async throws -> String {
+        guard !positions.isEmpty, !explicit.isEmpty, let reserve = table.reserveIDs else { return "{}" }
+        var binds = PostgresBindings()
+        binds.append(Int64(positions.count + explicit.count))
+        var drawn: [Int64] = []
+        for row in try await rows(reserve, binds) {
+            let id = try row.decode(Int64.self)
+            if !explicit.contains(id) { drawn.append(id) }
+        }
+        guard drawn.count >= positions.count else {
+            throw ModelError(.unexpectedResult, table.schema.modelType, "the id sequence gave too few ids for the values saved without one")
+        }
+        var ids = [String](repeating: "NULL", count: count)
+        for (position, id) in zip(positions, drawn) { ids[position] = String(id) }
+        return "{" + ids.joined(separator: ",") + "}"
     }
 
     func get<T: Model>(with filter: Filter<T>) async throws -> [T] {

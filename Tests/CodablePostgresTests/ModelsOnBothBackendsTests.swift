@@ -160,6 +160,20 @@ struct ModelsOnBothBackendsTests {
         #expect(try await db.count(Note.self) == 5)
     }
 
+    @Test("an assigned id never takes an explicit id of the same save", arguments: await Backend.available)
+    func assignedIDsSkipExplicitOnes(_ backend: Backend) async throws {
+        let db = try await backend.open()
+        let saved = try await db.save([Note(id: nil, text: "new"), Note(id: 1, text: "first")])
+        #expect(try await db.count(Note.self) == 2)
+        #expect(saved[1].id == 1 && saved[0].id != nil && saved[0].id != 1)
+        #expect(try await db.get(Note.self, id: 1)?.text == "first")
+        let reversed = try await db.save([Note(id: 7, text: "seven"), Note(id: nil, text: "newer"), Note(id: 8, text: "eight")])
+        #expect(try await db.count(Note.self) == 5)
+        #expect(![1, 7, 8].contains(reversed[1].id ?? 1))
+        #expect(try await db.get(Note.self, id: 7)?.text == "seven")
+        #expect(try await db.get(Note.self, id: 8)?.text == "eight")
+    }
+
     struct Keyed: UUIDModel, Sendable {
         let id: UUID
         var email: String
