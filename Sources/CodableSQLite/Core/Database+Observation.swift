@@ -1,9 +1,11 @@
 extension SQLite.Database {
-    /// Starts collecting what the writer's transactions change; `publish` is called on the
-    /// writer's thread after each commit that changed something. Waits for the writer, so that
-    /// tracking starts between transactions.
-    func startTrackingChanges(publish: @escaping (DatabaseChanges) -> Void) throws {
-        let tracker = ChangeTracker(publish: publish)
+    /// Starts collecting what the writer's transactions change: after each commit that changed
+    /// something, every ``TransactionObserver`` is told (``TransactionObserver/changesDidCommit(_:)``,
+    /// on the writer's thread). Waits for the writer, so that tracking starts between transactions.
+    func startTrackingChanges() throws {
+        let tracker = ChangeTracker { [transactionObservers] changes in
+            for observer in transactionObservers.withLock({ $0 }) { observer.changesDidCommit(changes) }
+        }
         try withWriter { $0.startTrackingChanges(tracker) }
     }
 

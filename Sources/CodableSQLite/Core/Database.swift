@@ -35,7 +35,7 @@ extension SQLite {
         /// Recursive: a layer's `make` may ask for another layer's attachment.
         private let attachmentsLock = NSRecursiveLock()
         /// Told about the writer's transactions (see ``addTransactionObserver(_:)``).
-        private let transactionObservers = Locked<[any TransactionObserver]>([])
+        let transactionObservers = Locked<[any TransactionObserver]>([])
         /// The handler of `trace(_:)`, shared by every connection.
         let statementTrace = StatementTrace()
 

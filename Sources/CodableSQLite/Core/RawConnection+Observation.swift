@@ -43,16 +43,6 @@ extension RawConnection {
         return preparedRegion?.reads ?? DatabaseRegion()
     }
 
-    /// The tables and columns `sql` reads, limited to the rows its `WHERE` pins by rowid when it
-    /// provably does (``PinnedRows``).
-    func readRegion(of sql: String, pinningRowsWith arguments: PinnedRows.Arguments) throws -> DatabaseRegion {
-        var region = try readRegion(of: sql)
-        if let pinned = pinnedRows(of: sql, arguments: arguments), region.columns(of: pinned.table) != nil {
-            region.limit(table: pinned.table, toRowIDs: pinned.rowIDs, column: pinned.column)
-        }
-        return region
-    }
-
     /// SQLite's `PRAGMA data_version`: it changes when another connection (of this process or
     /// another) commits, never for this connection's own commits.
     func dataVersion() throws -> Int64 {
@@ -108,39 +98,5 @@ extension RawConnection {
             break
         }
         return SQLITE_OK
-    }
-}
-
-extension RawConnection {
-    /// The SQL function temporary triggers call to report the keys of changed rows:
-    /// `codablesqlite_note_key(table, operation, key)`, where operation is 1 for an insert, 2 for
-    /// an update and 3 for a delete. Registered once per connection; it only notes, into the
-    /// tracker when there is one.
-    static let keyNoteFunction = "codablesqlite_note_key"
-
-    func installKeyNoteFunction() throws {
-        guard !hasKeyNoteFunction else { return }
-        let resultCode = sqlite3_create_function_v2(
-            handle, Self.keyNoteFunction, 3, SQLITE_UTF8, Unmanaged.passUnretained(self).toOpaque(),
-            { context, count, arguments in
-                defer { sqlite3_result_null(context) }
-                guard let context, count == 3, let arguments, let user = sqlite3_user_data(context),
-                      let table = sqlite3_value_text(arguments[0]) else { return }
-                let connection = Unmanaged<RawConnection>.fromOpaque(user).takeUnretainedValue()
-                let operation = sqlite3_value_int(arguments[1])
-                let key: SQLite.Value
-                switch sqlite3_value_type(arguments[2]) {
-                case SQLITE_INTEGER: key = .integer(sqlite3_value_int64(arguments[2]))
-                case SQLITE_FLOAT: key = .double(sqlite3_value_double(arguments[2]))
-                case SQLITE_TEXT: key = .text(sqlite3_value_text(arguments[2]).map { String(cString: $0) } ?? "")
-                case SQLITE_BLOB:
-                    let count = Int(sqlite3_value_bytes(arguments[2]))
-                    key = .data(sqlite3_value_blob(arguments[2]).map { Data(bytes: $0, count: count) } ?? Data())
-                default: key = .null
-                }
-                connection.tracker?.noteKey(table: String(cString: table), operation: operation, key: key)
-            }, nil, nil, nil)
-        guard resultCode == SQLITE_OK else { throw SQLite.Error(connection: handle, resultCode: resultCode, sql: nil) }
-        hasKeyNoteFunction = true
     }
 }

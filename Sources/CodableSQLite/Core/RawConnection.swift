@@ -43,8 +43,8 @@ final class RawConnection: @unchecked Sendable {  // used by one thread at a tim
     var checksFileLocation = false
     /// What the authorizer collects for the statement being prepared, when someone asks.
     var preparedRegion: PreparedRegion?
-    /// Whether ``installKeyNoteFunction()`` ran.
-    var hasKeyNoteFunction = false
+    /// The SQL functions ``defineFunction(_:argumentCount:_:)`` registered.
+    var definedFunctions: Set<String> = []
     /// Pages in the write-ahead log from which the next commit restarts it (see
     /// ``installCheckpointPolicy()``).
     var nextRestartCheckpoint: Int32 = 0

@@ -151,7 +151,7 @@ final class KeyTriggers: Sendable {
             }
             return
         }
-        try raw.installKeyNoteFunction()
+        try Self.defineKeyNoteFunction(on: raw)
         try raw.execute(Self.createSQL(schema))
         state.withLock { _ = $0.pending.remove(schema.table) }
     }
@@ -174,11 +174,25 @@ final class KeyTriggers: Sendable {
         SQLName.quoted("codablesqlite_changes_\(schema.table)_\(operation)")
     }
 
+    /// The SQL function the temporary triggers call to report the keys of changed rows:
+    /// `codablesqlite_note_key(table, operation, key)`, where operation is 1 for an insert, 2 for
+    /// an update and 3 for a delete. It notes them into the writer's change tracker, when there is one.
+    static let keyNoteFunction = "codablesqlite_note_key"
+
+    static func defineKeyNoteFunction(on raw: RawConnection) throws {
+        try raw.defineFunction(keyNoteFunction, argumentCount: 3) { [unowned raw] arguments in
+            if arguments.count == 3, case .text(let table) = arguments[0], case .integer(let operation) = arguments[1] {
+                raw.tracker?.noteKey(table: table, operation: Int32(truncatingIfNeeded: operation), key: arguments[2])
+            }
+            return .null
+        }
+    }
+
     static func createSQL(_ schema: ModelReflection) -> String {
         let table = SQLName.quoted(schema.table)
         let id = SQLName.quoted(schema.id.name)
         let literal = SQLName.literal(schema.table)
-        let note = RawConnection.keyNoteFunction
+        let note = keyNoteFunction
         return [("insert", "INSERT", "new", 1), ("update", "UPDATE", "new", 2), ("delete", "DELETE", "old", 3)].map { name, event, row, code in
             "CREATE TEMP TRIGGER IF NOT EXISTS \(triggerName(schema, name)) AFTER \(event) ON main.\(table) "
                 + "BEGIN SELECT \(note)(\(literal), \(code), \(row).\(id)); END;"

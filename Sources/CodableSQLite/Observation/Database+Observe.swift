@@ -12,7 +12,7 @@ extension SQLite.Database {
     /// ```
     ///
     /// As with the decoder, an array type means every row: `observe([Task].self, …)`.
-    public func observe<T: Decodable & Sendable>(_ type: T.Type, using sql: SQL, arguments: SQLiteArguments = [:]) -> SQLite.Observation<T?> {
+    public func observe<T: Decodable & Sendable>(_ type: T.Type, using sql: SQL, arguments: SQLiteArguments = [:]) -> SQLite.ObservedValues<T?> {
         observation(sql: sql, arguments: arguments) { database in
             try await SQLite.Decoder(database).decode(T.self, using: sql, arguments: arguments)
         }
@@ -25,7 +25,7 @@ extension SQLite.Database {
     ///     render(open)
     /// }
     /// ```
-    public func observe<T: Decodable & Sendable>(_ type: [T].Type, using sql: SQL, arguments: SQLiteArguments = [:]) -> SQLite.Observation<[T]> {
+    public func observe<T: Decodable & Sendable>(_ type: [T].Type, using sql: SQL, arguments: SQLiteArguments = [:]) -> SQLite.ObservedValues<[T]> {
         observation(sql: sql, arguments: arguments) { database in
             try await SQLite.Decoder(database).decode([T].self, using: sql, arguments: arguments)
         }
@@ -36,7 +36,7 @@ extension SQLite.Database {
     /// ```swift
     /// for try await rows in db.observe(rowsOf: "SELECT title FROM tasks") { print(rows.count) }
     /// ```
-    public func observe(rowsOf sql: SQL, arguments: SQLiteArguments = [:]) -> SQLite.Observation<[SQLiteRow]> {
+    public func observe(rowsOf sql: SQL, arguments: SQLiteArguments = [:]) -> SQLite.ObservedValues<[SQLiteRow]> {
         observation(sql: sql, arguments: arguments) { database in try await database.read(sql, arguments: arguments) }
     }
 
@@ -44,8 +44,8 @@ extension SQLite.Database {
     /// limited to the rows its `WHERE` pins by rowid when it provably does (``PinnedRows``).
     private func observation<Value: Sendable>(
         sql: SQL, arguments: SQLiteArguments, read: @escaping @Sendable (SQLite.Database) async throws -> Value
-    ) -> SQLite.Observation<Value> {
-        SQLite.Observation { [weak self] in
+    ) -> SQLite.ObservedValues<Value> {
+        SQLite.ObservedValues { [weak self] in
             LiveQuery(database: self, region: nil) { database in
                 let region = try await database.performRead { raw in
                     try raw.readRegion(of: sql, pinningRowsWith: .named(arguments))
@@ -65,7 +65,7 @@ extension SQLite.Database {
     ///     print(adults.map(\.name))
     /// }
     /// ```
-    public func observe<T: Model & Sendable>(_ filter: Filter<T>) -> SQLite.Observation<[T]> {
+    public func observe<T: Model & Sendable>(_ filter: Filter<T>) -> SQLite.ObservedValues<[T]> {
         modelObservation(T.self) { database in try await database.get(with: filter) }
     }
 
@@ -74,7 +74,7 @@ extension SQLite.Database {
     /// ```swift
     /// for try await everyone in db.observe(Person.self) { print(everyone.count) }
     /// ```
-    public func observe<T: Model & Sendable>(_ type: T.Type) -> SQLite.Observation<[T]> {
+    public func observe<T: Model & Sendable>(_ type: T.Type) -> SQLite.ObservedValues<[T]> {
         observe(Filter<T>())
     }
 
@@ -84,8 +84,8 @@ extension SQLite.Database {
     /// ```swift
     /// for try await billy in db.observe(Person.self, id: billyID) { print(billy?.name ?? "gone") }
     /// ```
-    public func observe<T: Model & Sendable>(_ type: T.Type, id: T.ID) -> SQLite.Observation<T?> where T.ID: Sendable {
-        SQLite.Observation { [weak self] in
+    public func observe<T: Model & Sendable>(_ type: T.Type, id: T.ID) -> SQLite.ObservedValues<T?> where T.ID: Sendable {
+        SQLite.ObservedValues { [weak self] in
             LiveQuery(database: self, region: nil) { database in
                 try await database.performRead { _ in
                     let value = try database.get(T.self, id: id)
@@ -107,14 +107,14 @@ extension SQLite.Database {
     /// ```swift
     /// for try await n in db.observe(count: Filter(\Person.age, is: .less(than: 18))) { print(n, "minors") }
     /// ```
-    public func observe<T: Model & Sendable>(count filter: Filter<T>) -> SQLite.Observation<Int> {
+    public func observe<T: Model & Sendable>(count filter: Filter<T>) -> SQLite.ObservedValues<Int> {
         modelObservation(T.self, countOf: filter) { database in try await database.count(with: filter) }
     }
 
     private func modelObservation<T: Model & Sendable, Value: Sendable>(
         _ type: T.Type, countOf filter: Filter<T>? = nil, read: @escaping @Sendable (SQLite.Database) async throws -> Value
-    ) -> SQLite.Observation<Value> {
-        SQLite.Observation { [weak self] in
+    ) -> SQLite.ObservedValues<Value> {
+        SQLite.ObservedValues { [weak self] in
             LiveQuery(database: self, region: nil) { database in
                 let region = try await database.performRead { _ in
                     if let filter, let sql = try database.countStatement(for: filter) {

@@ -27,7 +27,7 @@ public final class SQLiteLiveValue<Value: Sendable> {
     /// The task that reads the database; cancelled when this object goes away.
     @ObservationIgnored private let reader = Locked<Task<Void, Never>?>(nil)
 
-    init(initial: Value, observation: SQLite.Observation<Value>) {
+    init(initial: Value, observation: SQLite.ObservedValues<Value>) {
         value = initial
         let task = Task { [weak self] in
             do {
@@ -49,9 +49,7 @@ public final class SQLiteLiveValue<Value: Sendable> {
 }
 
 extension SQLite {
-    /// A query's current value as an `@Observable` object: see ``SQLiteLiveValue``. (Declared
-    /// outside the namespace because the `@Observable` macro's code names the Observation module,
-    /// which `SQLite.Observation` would shadow inside it.)
+    /// A query's current value as an `@Observable` object: see ``SQLiteLiveValue``.
     @available(macOS 14, iOS 17, tvOS 17, watchOS 10, macCatalyst 17, *)
     public typealias LiveValue = SQLiteLiveValue
 }

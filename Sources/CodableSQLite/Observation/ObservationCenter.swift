@@ -26,7 +26,7 @@ protocol DatabaseObserver: AnyObject, Sendable {
 /// (``ChangeTracker``) and, for a file database, a timer checks every 50 ms whether another
 /// connection or process committed (`PRAGMA data_version` on the writer, only when the writer is
 /// free). With no observer, neither runs: writes cost what they cost before.
-final class ObservationCenter: @unchecked Sendable {  // all mutable state is guarded by `lock`
+final class ObservationCenter: TransactionObserver, @unchecked Sendable {  // all mutable state is guarded by `lock`
     private struct Entry {
         weak var observer: (any DatabaseObserver)?
         /// What the observer reads, as last told; `nil` for everything.
@@ -76,7 +76,7 @@ final class ObservationCenter: @unchecked Sendable {  // all mutable state is gu
             return !isTracking
         }
         guard needsTracking, let database else { return }
-        try database.startTrackingChanges { [weak self] changes in self?.publish(.local(changes)) }
+        try database.startTrackingChanges()
         // The baseline for other connections' commits, taken before the observer's first read.
         let version = database.externalDataVersion()
         lock.withLock {
@@ -145,6 +145,11 @@ final class ObservationCenter: @unchecked Sendable {  // all mutable state is gu
     }
 
     /// Tells every observer whose region the change touches.
+    /// What a commit of this database's writer changed (Core's transaction-observer channel).
+    func changesDidCommit(_ changes: DatabaseChanges) {
+        publish(.local(changes))
+    }
+
     private func publish(_ change: ObservedChange) {
         let candidates = lock.withLock { () -> [(any DatabaseObserver, DatabaseRegion?)] in
             switch change {
@@ -189,6 +194,10 @@ final class ObservationCenter: @unchecked Sendable {  // all mutable state is gu
 extension SQLite.Database {
     /// The live queries of this database.
     var observations: ObservationCenter {
-        attachment(ObservationCenter.self) { ObservationCenter(database: $0) }
+        attachment(ObservationCenter.self) { database in
+            let center = ObservationCenter(database: database)
+            database.addTransactionObserver(center)   // hears what each commit changed
+            return center
+        }
     }
 }

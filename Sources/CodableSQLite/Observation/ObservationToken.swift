@@ -39,7 +39,7 @@ extension SQLite {
 
 extension SQLite.Database {
     /// Calls `onChange` on `queue` with the rows of `sql`: first the current rows, then the new
-    /// rows after each commit that changes them (see ``SQLite/Observation`` for when that is).
+    /// rows after each commit that changes them (see ``SQLite/ObservedValues`` for when that is).
     /// The observation runs until the token is cancelled or released.
     ///
     /// ```swift
@@ -78,7 +78,7 @@ extension SQLite.Database {
     }
 
     private func token<Value: Sendable>(
-        for observation: SQLite.Observation<Value>, queue: DispatchQueue,
+        for observation: SQLite.ObservedValues<Value>, queue: DispatchQueue,
         onError: (@Sendable (any Error) -> Void)?, _ onChange: @escaping @Sendable (Value) -> Void
     ) -> SQLite.ObservationToken {
         SQLite.ObservationToken { isCancelled in

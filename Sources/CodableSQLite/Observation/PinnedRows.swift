@@ -1,5 +1,3 @@
-import CSQLite
-
 /// The rows of one table that a `SELECT` can read, when its `WHERE` pins the table's rowid
 /// (`WHERE id = 1`, `= :id`, `= ?`, `IN (1, 3)`), so that live queries on a few rows are not read
 /// again for writes to the others, as `observe(_:id:)` is not.
@@ -199,38 +197,16 @@ extension RawConnection {
     func pinnedRows(of sql: String, arguments: PinnedRows.Arguments) -> PinnedRows? {
         let candidates = PinnedRows.candidates(in: sql, arguments: arguments)
         guard let first = candidates.first, !hasTemporaryObject(named: first.pinned.table) else { return nil }
-        return candidates.first { isRowID(column: $0.writtenColumn, of: $0.writtenTable) }?.pinned
+        return candidates.first { findsRowsByRowID(column: $0.writtenColumn, of: $0.writtenTable) }?.pinned
     }
 
-    /// Whether SQLite finds the rows of `table WHERE column = 1` with a single cursor on the table
-    /// positioned by rowid (`SeekRowid` or `NotExists`): whether `column` is the table's rowid.
-    private func isRowID(column: String, of table: String) -> Bool {
-        var opcodes: [String] = []
-        var openReads = 0
-        var statement: OpaquePointer?
-        guard sqlite3_prepare_v2(handle, "EXPLAIN SELECT 1 FROM \(table) WHERE \(column) = 1", -1, &statement, nil) == SQLITE_OK,
-              let statement else { return false }
-        defer { sqlite3_finalize(statement) }
-        while sqlite3_step(statement) == SQLITE_ROW {
-            guard let text = sqlite3_column_text(statement, 1) else { return false }
-            let opcode = String(cString: text)
-            if opcode == "OpenRead" {
-                openReads += 1
-                guard sqlite3_column_int(statement, 4) == 0 else { return false }   // p3: the main database
-            }
-            opcodes.append(opcode)
+    /// The tables and columns `sql` reads, limited to the rows its `WHERE` pins by rowid when it
+    /// provably does (``PinnedRows``).
+    func readRegion(of sql: String, pinningRowsWith arguments: PinnedRows.Arguments) throws -> DatabaseRegion {
+        var region = try readRegion(of: sql)
+        if let pinned = pinnedRows(of: sql, arguments: arguments), region.columns(of: pinned.table) != nil {
+            region.limit(table: pinned.table, toRowIDs: pinned.rowIDs, column: pinned.column)
         }
-        let scans: Set<String> = ["Rewind", "Last", "Next", "Prev", "SeekGE", "SeekGT", "SeekLE", "SeekLT", "IdxGT", "IdxGE",
-                                  "IdxLT", "IdxLE", "DeferredSeek", "IdxRowid", "SorterSort", "Sort", "OpenEphemeral", "VFilter"]
-        return openReads == 1 && opcodes.contains { $0 == "SeekRowid" || $0 == "NotExists" } && !opcodes.contains(where: scans.contains)
-    }
-
-    private func hasTemporaryObject(named name: String) -> Bool {
-        var statement: OpaquePointer?
-        let sql = "SELECT 1 FROM temp.sqlite_schema WHERE lower(name) = ?"
-        guard sqlite3_prepare_v2(handle, sql, -1, &statement, nil) == SQLITE_OK, let statement else { return true }
-        defer { sqlite3_finalize(statement) }
-        sqlite3_bind_text(statement, 1, name, -1, csqlite_transient())
-        return sqlite3_step(statement) != SQLITE_DONE
+        return region
     }
 }

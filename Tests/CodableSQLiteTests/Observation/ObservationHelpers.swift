@@ -11,7 +11,7 @@ final class Collected<Value: Sendable>: @unchecked Sendable {  // state is guard
     private var storedEnded = false
     private var task: Task<Void, Never>?
 
-    init(_ observation: SQLite.Observation<Value>) {
+    init(_ observation: SQLite.ObservedValues<Value>) {
         task = Task { [self] in
             do {
                 for try await value in observation { lock.withLock { storedValues.append(value) } }

@@ -35,8 +35,10 @@ struct MovedDatabaseTests {
     final class CommitCounter: TransactionObserver, @unchecked Sendable {  // only touched with the writer held
         var commits = 0
         var rollbacks = 0
+        var published = 0
         func transactionDidCommit() { commits += 1 }
         func transactionDidRollBack() { rollbacks += 1 }
+        func changesDidCommit(_ changes: DatabaseChanges) { published += 1 }
     }
 
     /// A WAL database in a folder of its own, with one committed row and a model saved.
@@ -63,10 +65,9 @@ struct MovedDatabaseTests {
     func everyWriteFailsAndNothingIsAnnounced(_ removal: Removal) throws {
         let (db, path, folder) = try openDatabase()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let published = Locked(0)
-        try db.startTrackingChanges { _ in published.withLock { $0 += 1 } }
         let counter = CommitCounter()
         db.addTransactionObserver(counter)
+        try db.startTrackingChanges()
 
         try removal.apply(to: path, in: folder)
 
@@ -78,7 +79,7 @@ struct MovedDatabaseTests {
         expectMoved(path) { try db.execute(raw: "BEGIN; INSERT INTO t VALUES (4, 'lost'); COMMIT;") }
         expectMoved(path) { try db.execute(raw: "CREATE TABLE lost (n)") }                     // schema
         expectMoved(path) { try db.write("INSERT INTO t VALUES (5, 'lost')") }                   // and again
-        #expect(published.withLock { $0 } == 0)
+        #expect(counter.published == 0)
         #expect(counter.commits == 0)
         #expect(counter.rollbacks > 0)
         // Nothing is left half done on the writer: no transaction open, and it still reads.

@@ -25,8 +25,11 @@ extension SQLite {
     ///
     /// Iterating starts the observation; each iteration is an observation of its own.
     ///
+    /// (Named `Observation` before: that name hid Apple's Observation module inside the `SQLite`
+    /// namespace.)
+    ///
     /// Sendable: it only describes the query; the running observation belongs to its iterator.
-    public struct Observation<Value: Sendable>: AsyncSequence, Sendable {
+    public struct ObservedValues<Value: Sendable>: AsyncSequence, Sendable {
         public typealias Element = Value
 
         let makeQuery: @Sendable () -> LiveQuery<Value>
@@ -67,4 +70,4 @@ extension SQLite {
 }
 
 @available(*, unavailable, message: "An iterator belongs to the loop that iterates it")
-extension SQLite.Observation.Iterator: Sendable {}
+extension SQLite.ObservedValues.Iterator: Sendable {}
