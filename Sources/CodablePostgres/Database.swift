@@ -34,6 +34,11 @@ extension Postgres {
         public let statementTimeout: Duration?
         /// `host:port/database`, for messages.
         public let location: String
+        /// Where the server is, for the connections that send cancel requests.
+        let address: Address
+        /// Each pool connection's backend process id, learned on its first statement (see
+        /// ``ServerCancel``).
+        let backendIDs = Locked<[PostgresConnection.ID: Int32]>([:])
 
         /// Connects to the database a `postgres://` (or `postgresql://`) URL names:
         /// `postgres://user:password@host:port/database?sslmode=disable`.
@@ -50,6 +55,7 @@ extension Postgres {
         /// ```
         public init(url: String, maximumConnections: Int = 20, statementTimeout: Duration? = .seconds(60)) async throws {
             let address = try Address(url: url)
+            self.address = address
             self.statementTimeout = statementTimeout
             guard maximumConnections >= 2 else {
                 throw Postgres.Error(.invalidArgument, message: "maximumConnections must be 2 or more (one for schema changes while a transaction holds another)")

@@ -79,22 +79,38 @@ extension Postgres {
                 throw Postgres.Error(.closed, message: "the database is closed", sql: sql)
             }
             try Task.checkCancellation()
-            let client = database.client, connection = connection
+            let database = database, client = database.client, connection = connection
+            let cancel = ServerCancel(database: database)
             let run: @Sendable () async throws -> [PostgresRow] = {
-                if let connection { return try await connection.query(query, logger: Database.logger).collect() }
-                return try await client.query(query, logger: Database.logger).collect()
+                // The connection is held until a cancel request sent for this statement has
+                // arrived, so that it can never reach the next statement on the connection.
+                func run(on connection: PostgresConnection) async throws -> [PostgresRow] {
+                    cancel.running(on: try await database.backendID(of: connection))
+                    do {
+                        let rows = try await connection.query(query, logger: Database.logger).collect()
+                        await cancel.settled()
+                        return rows
+                    } catch {
+                        await cancel.settled()
+                        throw error
+                    }
+                }
+                if let connection { return try await run(on: connection) }
+                return try await client.withConnection { try await run(on: $0) }
             }
             do {
-                return try await Self.answer(within: database.statementTimeout.map { $0 + .seconds(5) }, sql: sql, run)
+                return try await Self.answer(within: database.statementTimeout.map { $0 + .seconds(5) }, sql: sql, run, onCancel: cancel.request)
             } catch {
                 throw Postgres.Error.from(error, sql: sql)
             }
         }
 
-        /// `work`'s result, or an error once `limit` has passed or the task is cancelled (`work`
-        /// is then left to finish on its own: the server ends the statement at its own time limit).
+        /// `work`'s result, or an error once `limit` has passed or the task is cancelled; then
+        /// `onCancel` runs (which asks the server to cancel the statement) and `work` is left to
+        /// finish on its own.
         private static func answer<Value: Sendable>(
-            within limit: Duration?, sql: String, _ work: @escaping @Sendable () async throws -> Value
+            within limit: Duration?, sql: String, _ work: @escaping @Sendable () async throws -> Value,
+            onCancel: @escaping @Sendable () -> Void
         ) async throws -> Value {
             let waiting = Locked<CheckedContinuation<Value, any Swift.Error>?>(nil)
             let tasks = Locked<[Task<Void, Never>]>([])
@@ -123,8 +139,11 @@ extension Postgres {
                     if waiting.withLock({ $0 == nil }) { timer?.cancel() }
                 }
             } onCancel: {
-                waiting.withLock { $0.take() }?.resume(throwing: CancellationError())
-                tasks.withLock { $0.forEach { $0.cancel() } }
+                if let continuation = waiting.withLock({ $0.take() }) {
+                    onCancel()
+                    continuation.resume(throwing: CancellationError())
+                }
+                tasks.withLock { $0.dropFirst().forEach { $0.cancel() } }   // the timer; the worker waits for the server's answer
             }
         }
 

@@ -145,6 +145,54 @@ struct PostgresDatabaseTests {
         try await db.execute("SELECT 1")
     }
 
+    @Test("cancelling a task cancels its statement on the server; a cancelled write rolls back")
+    func serverSideCancellation() async throws {
+        let url = try await TestServer.shared.freshDatabaseURL()
+        let db = try await Postgres.Database(url: url, statementTimeout: nil)
+        let watcher = try await Postgres.Database(url: url)
+        try await db.execute("CREATE TABLE written (n int)")
+        /// Whether a statement containing `marker` is running on the server.
+        func isRunning(_ marker: String) async throws -> Bool {
+            // The marker is a fixed identifier of this test, spliced as a literal.
+            let sql = "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query LIKE '%\(marker)%' AND query NOT LIKE '%pg_stat_activity%'"
+            return try await watcher.session.integers(sql).first ?? 0 > 0
+        }
+        func waitUntil(_ condition: () async throws -> Bool) async throws -> Bool {
+            for _ in 0..<200 {
+                if try await condition() { return true }
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            return false
+        }
+        for (marker, statement) in [("sleep_autocommit", "INSERT INTO written SELECT 1 FROM pg_sleep(30) AS sleep_autocommit"),
+                                    ("sleep_transaction", "SELECT pg_sleep(30) AS sleep_transaction")] {
+            let task = Task {
+                if marker == "sleep_transaction" {
+                    try await db.inTransaction { tx in
+                        try await tx.execute("INSERT INTO written VALUES (2)")
+                        try await tx.execute(statement)
+                    }
+                } else {
+                    try await db.execute(statement)
+                }
+            }
+            #expect(try await waitUntil { try await isRunning(marker) }, "\(marker) never started")
+            let cancelled = ContinuousClock.now
+            task.cancel()
+            await #expect(throws: CancellationError.self) { try await task.value }
+            #expect(try await waitUntil { try await !isRunning(marker) }, "\(marker) still runs on the server")
+            // Within 100 ms on loopback, with room for a busy test machine.
+            #expect(ContinuousClock.now - cancelled < .seconds(1))
+        }
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(try await db.session.integers("SELECT count(*) FROM written") == [0])   // both writes rolled back
+        // Every connection of the pool is usable afterwards.
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<8 { group.addTask { try await db.execute("SELECT 1") } }
+            try await group.waitForAll()
+        }
+    }
+
     @Test("several instances creating the same table at once all succeed")
     func concurrentCreation() async throws {
         let url = try await TestServer.shared.freshDatabaseURL()

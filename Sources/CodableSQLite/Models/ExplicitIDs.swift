@@ -30,15 +30,19 @@ struct ExplicitIDs {
     /// The explicit ids of `values`, all of one model type.
     init<T: Model>(of values: [T], schema: ModelReflection) throws {
         // Only a call with values with and without ids can collide: the others cost one pass.
-        guard schema.assignsID, values.contains(where: { isNilOptional($0.id) }),
-              values.contains(where: { !isNilOptional($0.id) }) else { return }
+        guard schema.assignsID else { return }
+        var hasIDLess = false, hasExplicit = false
+        for value in values where !(hasIDLess && hasExplicit) {
+            if isNilOptional(value.id) { hasIDLess = true } else { hasExplicit = true }
+        }
+        guard hasIDLess && hasExplicit else { return }
         for value in values { try note(value) }
         removeTypesWithoutIDLessValues()
     }
 
     /// The explicit ids of `values` and of their related values at any depth.
     init<T: Model>(ofGraphs values: [T]) throws {
-        guard try Self.assignsIDs(inGraphOf: T.self) else { return }
+        guard try Self.cachedAssignsIDs(inGraphOf: T.self) else { return }
         for value in values { try noteGraph(value) }
         removeTypesWithoutIDLessValues()
     }
@@ -52,11 +56,23 @@ struct ExplicitIDs {
         return try open(type)
     }
 
+    /// Whether each type's graph has ids SQLite assigns: a pure function of the type, remembered.
+    private static let graphAssignsIDs = Locked<[ObjectIdentifier: Bool]>([:])
+
+    private static func cachedAssignsIDs(inGraphOf type: any Model.Type) throws -> Bool {
+        if let known = graphAssignsIDs.withLock({ $0[ObjectIdentifier(type)] }) { return known }
+        let answer = try assignsIDs(inGraphOf: type)
+        graphAssignsIDs.withLock { $0[ObjectIdentifier(type)] = answer }
+        return answer
+    }
+
     private mutating func noteGraph(_ value: any Model) throws {
         func open<M: Model>(_ value: M) throws {
             let schema = try ModelReflection.of(M.self)
             if schema.assignsID { try note(value) }
-            for relationship in schema.relationships {
+            // Only the relationships that can lead to assigned ids: a cast of actors with string
+            // ids is never walked (most of a graph's values, and most of the cost).
+            for relationship in schema.relationships where try Self.cachedAssignsIDs(inGraphOf: relationship.target) {
                 for related in relationship.related(value) { try noteGraph(related) }
             }
         }
