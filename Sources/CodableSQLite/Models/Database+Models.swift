@@ -17,7 +17,7 @@ extension SQLite.Database {
         return try withWriter { connection in
             guard table.schema.relationships.isEmpty else {
                 return try connection.inTransaction {
-                    var saved = SavedValues(explicitIDs: try ExplicitIDs(ofGraphs: [value]))
+                    var saved = SavedValues(roots: [value])
                     return try saveGraph(value, table: table, on: connection, elementIndex: nil, saved: &saved)
                 }
             }
@@ -45,7 +45,7 @@ extension SQLite.Database {
         return try withWriter { connection in
             // An id SQLite assigns never takes one that another value of the call gives explicitly.
             guard table.schema.relationships.isEmpty else {
-                var saved = SavedValues(explicitIDs: try ExplicitIDs(ofGraphs: values))
+                var saved = SavedValues(roots: values)
                 return try connection.forEachElement(values) { index, value in
                     try saveGraph(value, table: table, on: connection, elementIndex: index, saved: &saved)
                 }

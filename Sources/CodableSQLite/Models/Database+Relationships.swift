@@ -104,8 +104,13 @@ extension SQLite.Database {
         encoding.overrides = overrides
         var decoding = DecodingOptions()
         decoding.overrides = overrides
-        let assignedID = table.schema.assignsID && isNilOptional(value.id) && !saved.explicitIDs.isEmpty
-            ? try saved.explicitIDs.idToAssign(T.self, in: table, on: connection) : nil
+        var assignedID: Int64?
+        if table.schema.assignsID && isNilOptional(value.id) {
+            try saved.findExplicitIDs()
+            if !saved.explicitIDs.isEmpty {
+                assignedID = try saved.withExplicitIDs { try $0.idToAssign(T.self, in: table, on: connection) }
+            }
+        }
         let stored = try connection.withStatement(assignsIDs ? table.upsertReturning : table.upsert) { statement -> T in
             try statement.bindRow(value, options: encoding, elementIndex: elementIndex)
             try statement.bindAssignedID(assignedID, table: table)
@@ -132,9 +137,12 @@ extension SQLite.Database {
             let key = isNilOptional(value.id) ? nil : SavedValues.Key(type: ObjectIdentifier(Target.self), id: try storedID(of: value))
             if let key, let done = saved.values[key] { return done }
             let table = try tableForWriting(Target.self, sample: value)
-            if table.schema.assignsID && isNilOptional(value.id) { saved.assignedIDs += 1 }
+            if table.schema.assignsID && isNilOptional(value.id) {
+                saved.assignedIDs += 1
+                try saved.findExplicitIDs()
+            }
             let result = table.schema.relationships.isEmpty
-                ? try saveRow(value, in: table, on: connection, elementIndex: nil, explicitIDs: &saved.explicitIDs)
+                ? try saved.withExplicitIDs { try saveRow(value, in: table, on: connection, elementIndex: nil, explicitIDs: &$0) }
                 : try saveGraph(value, table: table, on: connection, elementIndex: nil, saved: &saved)
             if let key { saved.values[key] = result }
             return result
@@ -285,8 +293,28 @@ struct SavedValues {
     /// How many ids were assigned so far: a value whose related values (at any depth) got ids
     /// must be read back to carry them.
     var assignedIDs = 0
-    /// The ids the call gives explicitly, which no assigned id may take.
-    var explicitIDs: ExplicitIDs
+    /// The ids the call gives explicitly, which no assigned id may take: found by
+    /// ``findExplicitIDs()`` the first time a value without an id is saved (a save whose values
+    /// all have ids never walks its graph for them).
+    private(set) var explicitIDs = ExplicitIDs()
+    private var find: (() throws -> ExplicitIDs)?
+
+    /// `roots` are the values the call saves.
+    init<T: Model>(roots: [T]) {
+        find = { try ExplicitIDs(ofGraphs: roots) }
+    }
+
+    /// Walks the call's values for their explicit ids, once.
+    mutating func findExplicitIDs() throws {
+        guard let find else { return }
+        self.find = nil
+        explicitIDs = try find()
+    }
+
+    /// For ``saveRow(_:in:on:elementIndex:explicitIDs:)``, which takes them `inout`.
+    mutating func withExplicitIDs<R>(_ body: (inout ExplicitIDs) throws -> R) rethrows -> R {
+        try body(&explicitIDs)
+    }
 }
 
 /// The id of a model value, as stored (an `any Model` opens to its concrete type).
