@@ -18,7 +18,8 @@ extension Postgres {
     /// ``Postgres/Error/Code/authentication``) rather than at the first query. Connections are
     /// opened on demand up to `maximumConnections`; a dropped connection fails the statement that
     /// was using it and is replaced for the next one. Every call is `async` and suspends, never
-    /// blocking a thread of Swift's cooperative pool, and a cancelled call stops waiting at once.
+    /// blocking a thread of Swift's cooperative pool; a cancelled call stops waiting at once and its
+    /// statement is cancelled on the server (a write rolls back).
     ///
     /// Sendable: yes; share one `Database` across an app.
     public final class Database: Sendable {

@@ -48,8 +48,13 @@ extension SQLite.Database {
     /// }
     /// ```
     ///
-    /// - Parameter onError: called on `queue` if a read fails (the table was dropped); the
-    ///   observation then ends.
+    /// - Parameters:
+    ///   - sql: the query to observe.
+    ///   - arguments: its named arguments.
+    ///   - queue: where `onChange` and `onError` are called.
+    ///   - onError: called on `queue` if a read fails (the table was dropped); the
+    ///     observation then ends.
+    ///   - onChange: called on `queue` with the rows: first the current ones, then after each change.
     /// - Throws: ``SQLite/Error`` when the SQL cannot be prepared, before anything is observed.
     public func observe(
         _ sql: SQL, arguments: SQLiteArguments = [:], queue: DispatchQueue = .main,
