@@ -21,6 +21,8 @@ let package = Package(
                 .product(name: "FluentKit", package: "fluent-kit"),
                 .product(name: "FluentSQLiteDriver", package: "fluent-sqlite-driver"),
             ]
-        )
+        ),
+        // Single scenarios for instruction counts with callgrind (see its main.swift).
+        .executableTarget(name: "scenarios", dependencies: [.product(name: "CodableSQLite", package: "CodableSQLite")]),
     ]
 )

@@ -1,0 +1,162 @@
+import CodableSQLite
+import Foundation
+
+// `scenarios`: one scenario per process, on an in-memory database, with the synchronous API, for
+// counting instructions with callgrind (repeatable here, unlike times) when comparing two commits:
+//
+//     swift build -c release --package-path Benchmarks --product scenarios
+//     valgrind --tool=callgrind --callgrind-out-file=out.G Benchmarks/.build/release/scenarios G-graph
+//     grep '^summary:' out.G
+//
+// Build it at each commit (a clone per commit) and compare the totals; BENCHMARKS.md has the last
+// comparison. Scenarios: A-encoder, A-models, A-models-assigned, B-models, C-models, D-models,
+// F-filter, G-graph, T-commits.
+
+struct SplitMix {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+    mutating func uuid() -> UUID {
+        let a = next(), b = next()
+        return withUnsafeBytes(of: (a, b)) { r in
+            UUID(uuid: (r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10], r[11], r[12], r[13], r[14], r[15]))
+        }
+    }
+}
+
+struct Item: Codable, Model {
+    var id: Int
+    var title: String
+    var priority: Int
+    var dueDate: Date
+    var done: Bool
+    var notes: String?
+}
+
+struct ItemA: Codable, Model {
+    var id: Int64?
+    var title: String
+    var priority: Int
+    var dueDate: Date
+    var done: Bool
+    var notes: String?
+}
+
+struct Studio: Codable, Model { var id: Int64?; var name: String }
+struct Actor: Codable, Model { var id: String; var name: String }
+struct Movie: Codable, UUIDModel {
+    let id: UUID
+    var title: String
+    var studio: Studio?
+    var cast: [Actor]
+}
+
+func items(_ count: Int) -> [Item] {
+    var random = SplitMix(state: 0x5EED)
+    return (0..<count).map { i in
+        Item(
+            id: i + 1, title: "Task \(i)", priority: Int(random.next() % 5),
+            dueDate: Date(timeIntervalSince1970: 1_700_000_000 + Double(random.next() % 10_000_000)),
+            done: random.next() % 2 == 0,
+            notes: random.next() % 3 == 0 ? nil : "A note about task \(i)")
+    }
+}
+
+func movies(_ count: Int) -> [Movie] {
+    var random = SplitMix(state: 42)
+    return (0..<count).map { n in
+        let studio = n % 4 == 0 ? nil : Studio(id: Int64(n % 100 + 1), name: "Studio \(n % 100)")
+        let cast = (0..<5).map { _ in
+            let a = random.next() % UInt64(count * 2)
+            return Actor(id: "actor\(a)", name: "Actor \(a)")
+        }
+        return Movie(id: random.uuid(), title: "Movie \(n)", studio: studio, cast: cast)
+    }
+}
+
+func check(_ ok: Bool, _ message: @autoclosure () -> String) {
+    if !ok {
+        FileHandle.standardError.write(Data("FAILED: \(message())\n".utf8))
+        exit(1)
+    }
+}
+
+let n = 10_000
+let scenario = CommandLine.arguments.count > 1 ? CommandLine.arguments[1] : ""
+let db = try SQLite.Database(path: ":memory:")
+
+switch scenario {
+case "A-encoder":
+    try db.execute(raw: "CREATE TABLE items (id INTEGER PRIMARY KEY, title TEXT, priority INTEGER, dueDate TEXT, done INTEGER, notes TEXT)")
+    try SQLite.Encoder(db).encode(items(n), using: "INSERT INTO items VALUES (:id, :title, :priority, :dueDate, :done, :notes)")
+    print("A-encoder: \(n) rows")
+
+case "A-models":
+    try db.save(items(n))
+    print("A-models: \(n) saved")
+
+case "A-models-assigned":
+    let values = items(n).map { ItemA(id: nil, title: $0.title, priority: $0.priority, dueDate: $0.dueDate, done: $0.done, notes: $0.notes) }
+    let saved = try db.save(values)
+    check(saved.count == n && saved.allSatisfy { $0.id != nil }, "ids not assigned")
+    print("A-models-assigned: \(saved.count) saved, last id \(saved.last?.id ?? -1)")
+
+case "B-models":
+    try db.save(items(n))
+    let all = try db.get(Item.self)
+    check(all.count == n, "B got \(all.count)")
+    print("B-models: \(all.count) read")
+
+case "C-models":
+    try db.save(items(n))
+    var found = 0
+    for id in 1...n {
+        if try db.get(Item.self, id: id) != nil { found += 1 }
+    }
+    check(found == n, "C found \(found)")
+    print("C-models: \(found) found")
+
+case "D-models":
+    let values = items(n)
+    try db.save(values)
+    let edited = values.map { item in
+        var item = item
+        item.title += " (edited)"
+        item.done.toggle()
+        item.priority = (item.priority + 1) % 5
+        return item
+    }
+    try db.save(edited)
+    print("D-models: \(edited.count) updated")
+
+case "F-filter":
+    try db.save(items(n))
+    var total = 0
+    for _ in 0..<2_000 {
+        total += try db.get(with: Filter(\Item.priority, is: .greater(than: 2)).sort(by: \.dueDate).limit(50)).count
+    }
+    check(total == 2_000 * 50, "F total \(total)")
+    print("F-filter: \(total) rows")
+
+case "G-graph":
+    let data = movies(2_000)
+    try db.save(data)
+    let loaded = try db.get(Movie.self)
+    check(loaded.count == data.count && loaded.allSatisfy { $0.cast.count == 5 }, "G loaded \(loaded.count)")
+    print("G-graph: \(loaded.count) movies")
+
+case "T-commits":
+    for item in items(5_000) {
+        try db.save(item)
+    }
+    print("T-commits: 5000 saves")
+
+default:
+    FileHandle.standardError.write(Data("usage: scenarios A-encoder|A-models|A-models-assigned|B-models|C-models|D-models|F-filter|G-graph|T-commits\n".utf8))
+    exit(2)
+}
