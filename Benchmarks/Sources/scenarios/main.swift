@@ -12,21 +12,10 @@ import Foundation
 // comparison. Scenarios: A-encoder, A-models, A-models-assigned, B-models, C-models, D-models,
 // F-filter, G-graph, T-commits.
 
-struct SplitMix {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func uuid() -> UUID {
-        let a = next(), b = next()
-        return withUnsafeBytes(of: (a, b)) { r in
-            UUID(uuid: (r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10], r[11], r[12], r[13], r[14], r[15]))
-        }
-    }
+/// A deterministic spread of `index` (a multiplicative hash): the same data in every run.
+func spread(_ index: Int, _ salt: UInt64) -> UInt64 {
+    let mixed = (UInt64(index) &+ salt) &* 0x9E37_79B9_7F4A_7C15
+    return mixed ^ (mixed >> 29)
 }
 
 struct Item: Codable, Model {
@@ -57,25 +46,27 @@ struct Movie: Codable, UUIDModel {
 }
 
 func items(_ count: Int) -> [Item] {
-    var random = SplitMix(state: 0x5EED)
-    return (0..<count).map { i in
+    (0..<count).map { i in
         Item(
-            id: i + 1, title: "Task \(i)", priority: Int(random.next() % 5),
-            dueDate: Date(timeIntervalSince1970: 1_700_000_000 + Double(random.next() % 10_000_000)),
-            done: random.next() % 2 == 0,
-            notes: random.next() % 3 == 0 ? nil : "A note about task \(i)")
+            id: i + 1, title: "Task \(i)", priority: Int(spread(i, 1) % 5),
+            dueDate: Date(timeIntervalSince1970: 1_700_000_000 + Double(spread(i, 2) % 10_000_000)),
+            done: spread(i, 3) % 2 == 0,
+            notes: spread(i, 4) % 3 == 0 ? nil : "A note about task \(i)")
     }
 }
 
 func movies(_ count: Int) -> [Movie] {
-    var random = SplitMix(state: 42)
-    return (0..<count).map { n in
+    (0..<count).map { n in
         let studio = n % 4 == 0 ? nil : Studio(id: Int64(n % 100 + 1), name: "Studio \(n % 100)")
-        let cast = (0..<5).map { _ in
-            let a = random.next() % UInt64(count * 2)
+        let cast = (0..<5).map { k in
+            let a = spread(n * 5 + k, 5) % UInt64(count * 2)
             return Actor(id: "actor\(a)", name: "Actor \(a)")
         }
-        return Movie(id: random.uuid(), title: "Movie \(n)", studio: studio, cast: cast)
+        let id = withUnsafeBytes(of: (spread(n, 6), spread(n, 7))) { raw in
+            UUID(uuid: (raw[0], raw[1], raw[2], raw[3], raw[4], raw[5], raw[6], raw[7],
+                        raw[8], raw[9], raw[10], raw[11], raw[12], raw[13], raw[14], raw[15]))
+        }
+        return Movie(id: id, title: "Movie \(n)", studio: studio, cast: cast)
     }
 }
 

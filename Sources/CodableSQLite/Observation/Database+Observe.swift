@@ -87,13 +87,22 @@ extension SQLite.Database {
     public func observe<T: Model & Sendable>(_ type: T.Type, id: T.ID) -> SQLite.ObservedValues<T?> where T.ID: Sendable {
         SQLite.ObservedValues { [weak self] in
             LiveQuery(database: self, region: nil) { database in
-                try await database.performRead { _ in
+                try await database.performRead { raw in
                     let value = try database.get(T.self, id: id)
                     var region = try database.modelRegion(T.self)
-                    if let rowID = try database.rowID(of: T.self, id: id) {
-                        region.limit(table: try ModelReflection.of(T.self).table, toRowIDs: [rowID])
+                    let schema = try ModelReflection.of(T.self)
+                    let key = try ValueEncoder.value(for: id, at: .root, options: EncodingOptions())
+                    if case .integer(let rowID) = key,
+                       raw.findsRowsByRowID(column: ModelReflection.quotedID, of: SQLName.quoted(schema.table)) {
+                        // The id is the rowid: only that rowid matters, and an UPDATE that sets
+                        // it (which reports the new rowid only) may move the row in or out.
+                        region.limit(table: schema.table, toRowIDs: [rowID], column: schema.id.name)
                     } else {
-                        region.limit(table: try ModelReflection.of(T.self).table, toRowIDs: [])   // only an insert can bring it
+                        // The row's rowid if it exists; only an insert can bring it otherwise (the
+                        // model API never changes an id: an SQL UPDATE giving another row this
+                        // id is not seen until something else re-reads).
+                        let rowID = try database.rowID(of: T.self, id: id)
+                        region.limit(table: schema.table, toRowIDs: rowID.map { [$0] } ?? [])
                     }
                     return (value, region)
                 }

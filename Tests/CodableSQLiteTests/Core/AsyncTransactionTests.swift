@@ -17,7 +17,7 @@ private struct Refused: Error {}
 struct AsyncTransactionTests {
     @Test func aBodyThatReturnsCommitsEverythingOnce() async throws {
         for db in try TestDatabases.both() {
-            let observed = ChangeCounter(db.changes(to: Person.self))
+            let observed = Batches(db.changes(to: Person.self))
             let ann = Person("Ann", age: 30)
             let count = try await db.inTransaction { tx in
                 try await tx.save(ann)
@@ -28,9 +28,9 @@ struct AsyncTransactionTests {
             #expect(try await db.count(Person.self) == 2)
             #expect(try await renameAll(in: db, to: "Same") == 2)
             #expect(try await db.get(Person.self).map(\.name) == ["Same", "Same"])
-            await eventually { observed.batches.count == 2 }
-            #expect(observed.batches.map(\.inserted.count) == [2, 0])   // one batch per commit
-            #expect(observed.batches.map(\.updated.count) == [0, 2])
+            await eventually { observed.values.count == 2 }
+            #expect(observed.values.map(\.inserted.count) == [2, 0])   // one batch per commit
+            #expect(observed.values.map(\.updated.count) == [0, 2])
         }
     }
 
@@ -125,20 +125,4 @@ struct AsyncTransactionTests {
         try await db.save(Person("Usable", age: 3))
         #expect(try await db.count(Person.self) == 1)
     }
-}
-
-/// Counts change batches in a task of its own.
-private final class ChangeCounter: @unchecked Sendable {  // `stored` is guarded by `lock`
-    private let lock = NSLock()
-    private var stored: [SQLite.ChangeBatch<UUID>] = []
-    private var task: Task<Void, Never>?
-
-    init(_ sequence: SQLite.ChangeSequence<UUID>) {
-        task = Task { [self] in
-            do { for try await batch in sequence { lock.withLock { stored.append(batch) } } } catch {}
-        }
-    }
-
-    var batches: [SQLite.ChangeBatch<UUID>] { lock.withLock { stored } }
-    deinit { task?.cancel() }
 }

@@ -2,23 +2,6 @@ import Foundation
 import Testing
 @testable import CodableSQLite
 
-/// Collects change batches in a task of its own.
-private final class Batches<ID: Hashable & Sendable>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stored: [SQLite.ChangeBatch<ID>] = []
-    private var task: Task<Void, Never>?
-
-    init(_ sequence: SQLite.ChangeSequence<ID>) {
-        task = Task { [self] in
-            do { for try await batch in sequence { lock.withLock { stored.append(batch) } } } catch {}
-        }
-    }
-
-    var values: [SQLite.ChangeBatch<ID>] { lock.withLock { stored } }
-    func stop() { task?.cancel() }
-    deinit { task?.cancel() }
-}
-
 @Suite("Observation: change batches")
 struct ChangeBatchTests {
     @Test func rowidsPerCommitOfAnSQLTable() async throws {

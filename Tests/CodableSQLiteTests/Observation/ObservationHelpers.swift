@@ -85,3 +85,20 @@ extension TestDatabases {
         return db
     }
 }
+
+/// Collects change batches in a task of its own.
+final class Batches<ID: Hashable & Sendable>: @unchecked Sendable {  // `stored` is guarded by `lock`
+    private let lock = NSLock()
+    private var stored: [SQLite.ChangeBatch<ID>] = []
+    private var task: Task<Void, Never>?
+
+    init(_ sequence: SQLite.ChangeSequence<ID>) {
+        task = Task { [self] in
+            do { for try await batch in sequence { lock.withLock { stored.append(batch) } } } catch {}
+        }
+    }
+
+    var values: [SQLite.ChangeBatch<ID>] { lock.withLock { stored } }
+    func stop() { task?.cancel() }
+    deinit { task?.cancel() }
+}

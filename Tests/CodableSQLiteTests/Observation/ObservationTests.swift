@@ -135,6 +135,25 @@ struct ObservationTests {
         await everyone.wait { $0.last?.map(\.name) == ["Kid"] }
     }
 
+    struct Ticket: Model, Equatable, Sendable { var id: Int; var title: String }
+
+    /// An integer id is the row's rowid: an UPDATE that changes it reports only the new rowid, and
+    /// the observer of the old id must still hear that its value is gone (and the observer of the
+    /// new id that it arrived).
+    @Test func anIntegerIDThatChangesIsSeenByBothObservers() async throws {
+        let db = try ModelFixtures.file()
+        try await db.save([Ticket(id: 1, title: "one"), Ticket(id: 2, title: "two")])
+        let old = Collected(db.observe(Ticket.self, id: 1))
+        let new = Collected(db.observe(Ticket.self, id: 7))
+        await old.wait { $0 == [Ticket(id: 1, title: "one")] }
+        await new.wait { $0 == [nil] }
+        try await db.write("UPDATE \"Ticket\" SET id = 7 WHERE id = 1")
+        await old.wait { $0.last == .some(nil) }
+        await new.wait { $0.last == Ticket(id: 7, title: "one") }
+        #expect(old.values.last == .some(nil))
+        #expect(new.values.last == Ticket(id: 7, title: "one"))
+    }
+
     @Test func aDroppedTableEndsTheObservationWithTheError() async throws {
         let db = try tasks()
         let count = Collected(db.observe(Int.self, using: "SELECT count(*) FROM other"))
