@@ -85,7 +85,7 @@ extension Postgres {
                 // The connection is held until a cancel request sent for this statement has
                 // arrived, so that it can never reach the next statement on the connection.
                 func run(on connection: PostgresConnection) async throws -> [PostgresRow] {
-                    cancel.running(on: try await database.backendID(of: connection))
+                    cancel.running(on: (try? await database.backendID(of: connection)) ?? nil)
                     do {
                         let rows = try await connection.query(query, logger: Database.logger).collect()
                         await cancel.settled()

@@ -31,6 +31,18 @@ enum TestDatabases {
         #endif
     }()
 
+    /// Whether the tests run under ThreadSanitizer or AddressSanitizer: everything is several times
+    /// slower, and with the whole suite running in parallel on two cores an event can take more
+    /// than the usual wait to arrive (see ``poll(isolation:seconds:sourceLocation:failure:_:)``).
+    static let isSanitized: Bool = {
+        #if os(Linux)
+        let process = dlopen(nil, RTLD_NOW)
+        return dlsym(process, "__tsan_init") != nil || dlsym(process, "__asan_init") != nil
+        #else
+        return false
+        #endif
+    }()
+
     /// The process's resident memory in bytes, for tests that memory stays flat (0 where it
     /// cannot be read, or under AddressSanitizer, where it means nothing).
     static func residentBytes() -> Int {

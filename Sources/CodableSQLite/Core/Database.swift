@@ -145,6 +145,14 @@ extension SQLite {
                 try connection.checkBlockTransactionIsOpen()
                 return try body(connection)
             }
+            if let scope = AsyncTransactionScope.current, scope.database == identifier {
+                // The writer is held by an async inTransaction body of this task: waiting for it
+                // here would wait for ever.
+                throw SQLite.Error(
+                    code: .misuse,
+                    message: "A synchronous write inside the body of an async inTransaction { tx in … } would wait for the "
+                        + "writer that body holds; call the async form (try await tx.…) instead")
+            }
             return try withConnection(from: writerPool, held: held, body)
         }
 

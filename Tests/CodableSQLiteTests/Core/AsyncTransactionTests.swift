@@ -84,6 +84,27 @@ struct AsyncTransactionTests {
         #expect(try await db.count(Person.self) == 0)
     }
 
+    /// A helper written with the synchronous API, called from an async transaction's body.
+    private static func legacyWrite(_ db: SQLite.Database) throws {
+        try db.write("INSERT INTO \"Person\" (id, name, age, eyeColor) VALUES ('\(UUID().uuidString)', 'Sync', 1, 'blue')")
+    }
+
+    @Test func aSynchronousWriteInsideTheBodyFailsInsteadOfWaitingForEver() async throws {
+        let db = try TestDatabases.file("async-sync-write")
+        try await db.save(Person("Before", age: 0))
+        let error = await #expect(throws: SQLite.Error.self) {
+            try await db.inTransaction { tx in
+                try await tx.save(Person("Inside", age: 1))
+                try Self.legacyWrite(db)
+            }
+        }
+        #expect(error?.code == .misuse)
+        #expect(error?.message.contains("async form") == true)
+        #expect(try await db.get(Person.self).map(\.name) == ["Before"])   // the transaction rolled back
+        try await db.save(Person("After", age: 2))                           // and the writer is free
+        #expect(try await db.count(Person.self) == 2)
+    }
+
     @Test func otherWritersWaitAndReadersSeeTheLastCommit() async throws {
         let db = try TestDatabases.file("async-wait")
         try await db.save(Person("Before", age: 0))

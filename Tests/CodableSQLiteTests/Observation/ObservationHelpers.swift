@@ -53,7 +53,8 @@ func poll(
     isolation: isolated (any Actor)? = #isolation, seconds: Double = 10, sourceLocation: SourceLocation = #_sourceLocation,
     failure: @autoclosure () -> String, _ condition: () -> Bool
 ) async -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
+    // Sanitized builds run several times slower: the same events, more time to arrive.
+    let deadline = Date().addingTimeInterval(TestDatabases.isSanitized ? seconds * 6 : seconds)
     while !condition() {
         if Date() > deadline {
             Issue.record(Comment(rawValue: failure()), sourceLocation: sourceLocation)
