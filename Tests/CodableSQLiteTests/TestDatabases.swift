@@ -21,16 +21,6 @@ enum TestDatabases {
         [try memory(), try file()]
     }
 
-    /// Whether the tests run under AddressSanitizer, whose quarantine of freed memory makes
-    /// resident memory grow whatever the code does.
-    static let isAddressSanitized: Bool = {
-        #if os(Linux)
-        return dlsym(dlopen(nil, RTLD_NOW), "__asan_init") != nil
-        #else
-        return false
-        #endif
-    }()
-
     /// Whether the tests run under ThreadSanitizer or AddressSanitizer: everything is several times
     /// slower, and with the whole suite running in parallel on two cores an event can take more
     /// than the usual wait to arrive (see ``poll(isolation:seconds:sourceLocation:failure:_:)``).
@@ -46,7 +36,7 @@ enum TestDatabases {
     /// The process's resident memory in bytes, for tests that memory stays flat (0 where it
     /// cannot be read, or under AddressSanitizer, where it means nothing).
     static func residentBytes() -> Int {
-        if isAddressSanitized { return 0 }
+        if isSanitized { return 0 }   // shadow memory and quarantines: resident size means nothing
         #if os(Linux)
         guard let statm = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
         let fields = statm.split(separator: " ")

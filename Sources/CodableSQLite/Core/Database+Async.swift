@@ -37,11 +37,25 @@ extension SQLite.Database {
         if case .connection(let connection) = lease { return connection }
         // A connection still to be opened gets a serial queue of its own: serial queues get a
         // thread when they need one, where the global queue waits for a free core.
-        return try await withCheckedThrowingContinuation { continuation in
+        // The connection is handed over through a lock, not only the continuation: the lock
+        // orders its initialisation before every later use on other threads in a way
+        // ThreadSanitizer can see (it does not see the concurrency runtime's resumption).
+        let opened = Locked<RawConnection?>(nil)
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
             DispatchQueue(label: "CodableSQLite.open").async {
-                continuation.resume(with: Result { try pool.connection(for: lease) })
+                do {
+                    let connection = try pool.connection(for: lease)
+                    opened.withLock { $0 = connection }
+                    continuation.resume()
+                } catch {
+                    continuation.resume(throwing: error)
+                }
             }
         }
+        guard let connection = opened.withLock({ $0 }) else {
+            throw SQLite.Error(code: .misuse, message: "CodableSQLite internal error: a connection was opened but not handed over")
+        }
+        return connection
     }
 
     /// Runs `work` on `connection`'s serial queue, with the connection held by that thread for

@@ -199,7 +199,8 @@ struct ObservationTests {
         let started = Date()
         try await other.write("INSERT INTO t VALUES (1)")
         await count.wait { $0.last == 1 }
-        #expect(Date().timeIntervalSince(started) < 2, "seen after \(Date().timeIntervalSince(started)) s")
+        // 50 ms polling; sanitized builds under the whole suite's load are several times slower.
+        #expect(Date().timeIntervalSince(started) < (TestDatabases.isSanitized ? 12 : 2), "seen after \(Date().timeIntervalSince(started)) s")
     }
 
     @Test func anotherProcessIsSeen() async throws {
