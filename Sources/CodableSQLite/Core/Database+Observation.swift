@@ -3,9 +3,7 @@ extension SQLite.Database {
     /// something, every ``TransactionObserver`` is told (``TransactionObserver/changesDidCommit(_:)``,
     /// on the writer's thread). Waits for the writer, so that tracking starts between transactions.
     func startTrackingChanges() throws {
-        let tracker = ChangeTracker { [transactionObservers] changes in
-            for observer in transactionObservers.withLock({ $0 }) { observer.changesDidCommit(changes) }
-        }
+        let tracker = ChangeTracker { [transactionObservers] changes in transactionObservers.notify { $0.changesDidCommit(changes) } }
         try withWriter { $0.startTrackingChanges(tracker) }
     }
 

@@ -106,12 +106,8 @@ extension SQLite {
             let writer = self.writer
             writerPool = ConnectionPool(maximumCount: 1, initial: [writer]) { writer }
             writer.observeTransactions(
-                committed: { [transactionObservers] in
-                    for observer in transactionObservers.withLock({ $0 }) { observer.transactionDidCommit() }
-                },
-                rolledBack: { [transactionObservers] in
-                    for observer in transactionObservers.withLock({ $0 }) { observer.transactionDidRollBack() }
-                })
+                committed: { [transactionObservers] in transactionObservers.notify { $0.transactionDidCommit() } },
+                rolledBack: { [transactionObservers] in transactionObservers.notify { $0.transactionDidRollBack() } })
         }
 
         // MARK: Hooks for the layers above

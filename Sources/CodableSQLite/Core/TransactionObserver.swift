@@ -21,3 +21,11 @@ extension TransactionObserver {
     func transactionDidRollBack() {}
     func changesDidCommit(_ changes: DatabaseChanges) {}
 }
+
+extension Locked where Value == [any TransactionObserver] {
+    /// Tells every registered observer of an event, outside the lock (an observer may register
+    /// another).
+    func notify(_ event: (any TransactionObserver) -> Void) {
+        for observer in withLock({ $0 }) { event(observer) }
+    }
+}

@@ -107,9 +107,7 @@ extension SQLite.Database {
         var assignedID: Int64?
         if table.schema.assignsID && isNilOptional(value.id) {
             try saved.findExplicitIDs()
-            if !saved.explicitIDs.isEmpty {
-                assignedID = try saved.withExplicitIDs { try $0.idToAssign(T.self, in: table, on: connection) }
-            }
+            assignedID = try saved.explicitIDs.idToAssign(T.self, in: table, on: connection)
         }
         let stored = try connection.withStatement(assignsIDs ? table.upsertReturning : table.upsert) { statement -> T in
             try statement.bindRow(value, options: encoding, elementIndex: elementIndex)
@@ -142,7 +140,7 @@ extension SQLite.Database {
                 try saved.findExplicitIDs()
             }
             let result = table.schema.relationships.isEmpty
-                ? try saved.withExplicitIDs { try saveRow(value, in: table, on: connection, elementIndex: nil, explicitIDs: &$0) }
+                ? try saveRow(value, in: table, on: connection, elementIndex: nil, explicitIDs: &saved.explicitIDs)
                 : try saveGraph(value, table: table, on: connection, elementIndex: nil, saved: &saved)
             if let key { saved.values[key] = result }
             return result
@@ -296,7 +294,7 @@ struct SavedValues {
     /// The ids the call gives explicitly, which no assigned id may take: found by
     /// ``findExplicitIDs()`` the first time a value without an id is saved (a save whose values
     /// all have ids never walks its graph for them).
-    private(set) var explicitIDs = ExplicitIDs()
+    var explicitIDs = ExplicitIDs()
     private var find: (() throws -> ExplicitIDs)?
 
     /// `roots` are the values the call saves.
@@ -311,10 +309,6 @@ struct SavedValues {
         explicitIDs = try find()
     }
 
-    /// For ``saveRow(_:in:on:elementIndex:explicitIDs:)``, which takes them `inout`.
-    mutating func withExplicitIDs<R>(_ body: (inout ExplicitIDs) throws -> R) rethrows -> R {
-        try body(&explicitIDs)
-    }
 }
 
 /// The id of a model value, as stored (an `any Model` opens to its concrete type).
