@@ -5,9 +5,9 @@ import PostgresNIO
 /// The PostgreSQL type a stored property gets, and how its value crosses between the JSON form
 /// (``JSONForm``, the storage contract's JSON) and the column.
 ///
-/// Values travel as one JSON document per statement: saves send an array of the models' JSON
-/// forms and read each column out of it with the expression ``fromJSON(_:)`` gives; reads build
-/// each row's JSON form on the server with ``toJSON(_:)``. So the column types are PostgreSQL's
+/// Saves send each column's members of the models' JSON forms as one `text[]` parameter
+/// (``ColumnArrays``) and cast them with the expression ``fromText(_:)`` gives; reads build each
+/// row's JSON form on the server with ``toJSON(_:)``. So the column types are PostgreSQL's
 /// own, while the Codable work is the same code as on SQLite.
 enum ColumnKind: String, Sendable {
     case uuid = "uuid"
@@ -56,18 +56,17 @@ enum ColumnKind: String, Sendable {
         }
     }
 
-    /// The column's value read from member `name` of the JSON object `element` (a `jsonb`).
-    ///
-    /// Dates are the storage contract's UTC text (`YYYY-MM-DD HH:MM:SS.SSS…`), `Data` is Base64.
-    func fromJSON(_ element: String, member name: String) -> String {
-        let field = "(\(element) ->> \(SQLName.literal(name)))"
+    /// The column's value from `text`, an expression of type `text` holding a member of the JSON
+    /// form (``ColumnArrays``): dates are the storage contract's UTC text
+    /// (`YYYY-MM-DD HH:MM:SS.SSS…`), `Data` is Base64, nested values are JSON text.
+    func fromText(_ text: String) -> String {
         switch self {
-        case .text: return field
-        case .timestamp: return "(\(field)::timestamp AT TIME ZONE 'UTC')"
-        case .bytea: return "decode(\(field), 'base64')"
+        case .text: return text
+        case .timestamp: return "(\(text)::timestamp AT TIME ZONE 'UTC')"
+        case .bytea: return "decode(\(text), 'base64')"
         // JSON null in a nested value's member is SQL NULL, as an absent optional.
-        case .jsonb: return "NULLIF(\(element) -> \(SQLName.literal(name)), 'null'::jsonb)"
-        default: return "\(field)::\(sqlType)"
+        case .jsonb: return "NULLIF(\(text)::jsonb, 'null'::jsonb)"
+        default: return "\(text)::\(sqlType)"
         }
     }
 

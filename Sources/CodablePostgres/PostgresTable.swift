@@ -20,10 +20,13 @@ struct PostgresTable: Sendable {
 
     /// `SELECT <row JSON> FROM "T"`: each row as the JSON form of the model.
     let select: String
-    /// The upsert of a JSON array of values in `$1`, returning each saved row's JSON in input order.
-    /// `$2` is a `bigint[]` of ids reserved for the values without one, by position (`{}` when
-    /// the sequence assigns them as the rows are inserted; see ``reserveIDs``).
+    /// The upsert of the values in ``ColumnArrays`` (`$1`…`$n`, one `text[]` per column, in column
+    /// order), returning nothing.
     let upsert: String
+    /// For a table whose ids PostgreSQL assigns: the same upsert, returning the ids assigned to the
+    /// values without one, in input order. `$n+1` is a `bigint[]` of ids reserved for them, by
+    /// position (`{}` when the sequence assigns them as the rows are inserted; see ``reserveIDs``).
+    let upsertAssigningIDs: String?
     /// `$1` ids drawn from the id sequence, for the id-less values of a save that also gives ids
     /// explicitly: those that are not explicit ids of the save are given out, so that an assigned
     /// id never takes one (the sequence cannot skip them by itself).
@@ -58,19 +61,27 @@ struct PostgresTable: Sendable {
 
         let names = columns.map(\.quoted).joined(separator: ", ")
         let sequence = "pg_get_serial_sequence(\(SQLName.literal(quotedTable)), \(SQLName.literal(id.name)))"
-        var idFromJSON = id.kind.fromJSON("e.r", member: id.name)
-        if schema.assignsID { idFromJSON = "COALESCE(\(idFromJSON), ($2::bigint[])[e.n::int], nextval(\(sequence)))" }
-        let values = columns.map { $0.name == id.name ? "input.id" : $0.kind.fromJSON("input.r", member: $0.name) }
+        let parameters = columns.indices.map { "$\($0 + 1)::text[]" }.joined(separator: ", ")
+        let aliases = columns.indices.map { "c\($0 + 1)" }
+        let source = "unnest(\(parameters)) WITH ORDINALITY AS u(\(aliases.joined(separator: ", ")), n)"
+        let idAlias = aliases[columns.firstIndex { $0.name == id.name } ?? 0]
         let updates = columns.filter { $0.name != id.name }.map { "\($0.quoted) = EXCLUDED.\($0.quoted)" }
-        // Several values with one id in a batch: the last one wins, as saving them one by one would.
-        upsert = """
-            WITH input AS MATERIALIZED (SELECT e.r, e.n, \(idFromJSON) AS id FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS e(r, n)), \
-            saved AS (INSERT INTO \(quotedTable) (\(names)) SELECT DISTINCT ON (input.id) \(values.joined(separator: ", ")) \
-            FROM input ORDER BY input.id, input.n DESC ON CONFLICT (\(id.quoted)) DO UPDATE SET \
-            \(updates.isEmpty ? "\(id.quoted) = EXCLUDED.\(id.quoted)" : updates.joined(separator: ", ")) \
-            RETURNING \(id.quoted) AS id, \(row) AS saved_row) \
-            SELECT saved.saved_row FROM input JOIN saved ON saved.id = input.id ORDER BY input.n
-            """
+        let onConflict = "ON CONFLICT (\(id.quoted)) DO UPDATE SET " +
+            (updates.isEmpty ? "\(id.quoted) = EXCLUDED.\(id.quoted)" : updates.joined(separator: ", "))
+        let values = zip(columns, aliases).map { $0.kind.fromText("u.\($1)") }
+        upsert = "INSERT INTO \(quotedTable) (\(names)) SELECT \(values.joined(separator: ", ")) FROM \(source) \(onConflict)"
+        if schema.assignsID {
+            // Ids are decided before the insert, so that they come back in input order.
+            let assigned = "COALESCE(\(id.kind.fromText("u.\(idAlias)")), ($\(columns.count + 1)::bigint[])[u.n::int], nextval(\(sequence)))"
+            let inputValues = zip(columns, aliases).map { $0.name == id.name ? "input.saved_id" : $0.kind.fromText("input.\($1)") }
+            upsertAssigningIDs = """
+                WITH input AS MATERIALIZED (SELECT u.*, \(assigned) AS saved_id FROM \(source)), \
+                saved AS (INSERT INTO \(quotedTable) (\(names)) SELECT \(inputValues.joined(separator: ", ")) FROM input \(onConflict)) \
+                SELECT input.saved_id FROM input WHERE input.\(idAlias) IS NULL ORDER BY input.n
+                """
+        } else {
+            upsertAssigningIDs = nil
+        }
         reserveIDs = schema.assignsID ? "SELECT nextval(\(sequence)) FROM generate_series(1, $1::int)" : nil
         advanceIDSequence = schema.assignsID
             ? "SELECT setval(\(sequence), GREATEST((SELECT max(\(id.quoted)) FROM \(quotedTable)), pg_sequence_last_value(\(sequence)::regclass), 1))"

@@ -7,34 +7,26 @@ extension Postgres.Session {
     func save<T: Model>(_ values: [T]) async throws -> [T] {
         guard let first = values.first else { return [] }
         let table = try await table(for: T.self, sample: first)
-        let names = Set(table.columns.map(\.name))
-        var json: [UInt8] = [UInt8(ascii: "[")]
-        var explicitIDs: Set<Int64> = []
-        var idLessPositions: [Int] = []
-        for (offset, value) in values.enumerated() {
-            if offset > 0 { json.append(UInt8(ascii: ",")) }
-            let keys = try JSONForm.append(value, to: &json)
-            if let unknown = keys.first(where: { !names.contains($0) }) {
-                throw ModelError(.unsupportedModel, T.self, "encodes the key \"\(unknown)\", which is not one of its stored properties; CodingKeys must not rename properties")
-            }
-            if table.schema.assignsID {
-                if isNilOptional(value.id) {
-                    idLessPositions.append(offset)
-                } else if case .integer(let id) = try JSONForm.storedValue(value.id) {
-                    explicitIDs.insert(id)
-                }
-            }
-        }
-        json.append(UInt8(ascii: "]"))
+        let arrays = try ColumnArrays(values, table: table)
         var binds = PostgresBindings()
-        binds.append(String(decoding: json, as: UTF8.self))
-        binds.append(try await reservedIDs(for: idLessPositions, count: values.count, avoiding: explicitIDs, table: table))
-        let hasExplicitIDs = !explicitIDs.isEmpty
-        let saved = try decode(T.self, try await rows(table.upsert, binds), sql: table.upsert, table: table.schema.table)
-        guard saved.count == values.count else {
-            throw ModelError(.unexpectedResult, T.self, "saving \(values.count) values returned \(saved.count) rows")
+        try arrays.bind(to: &binds)
+        var assignedIDs: [Int: Int64] = [:]
+        if let upsert = table.upsertAssigningIDs, !arrays.idLessRows.isEmpty {
+            binds.append(try await reservedIDs(for: arrays.idLessRows, count: arrays.rowCount, avoiding: arrays.explicitIDs, table: table))
+            let ids = try await integers(upsert, binds)
+            guard ids.count == arrays.idLessRows.count else {
+                throw ModelError(.unexpectedResult, T.self, "saving \(arrays.idLessRows.count) values without an id returned \(ids.count) ids")
+            }
+            assignedIDs = Dictionary(uniqueKeysWithValues: zip(arrays.idLessRows, ids))
+        } else {
+            _ = try await rows(table.upsert, binds)
         }
-        if hasExplicitIDs, let advance = table.advanceIDSequence { _ = try await rows(advance) }
+        if !arrays.explicitIDs.isEmpty, let advance = table.advanceIDSequence { _ = try await rows(advance) }
+        // What was stored, where it differs from what was given.
+        var saved = values
+        for (position, row) in arrays.rowOfValue.enumerated() where row >= 0 {
+            if let value = try arrays.savedValue(T.self, row: row, assignedID: assignedIDs[row], table: table) { saved[position] = value }
+        }
         return saved
     }
 

@@ -174,6 +174,41 @@ struct ModelsOnBothBackendsTests {
         #expect(try await db.get(Note.self, id: 8)?.text == "eight")
     }
 
+    @Test("one save of many values: an id given twice keeps the last value, awkward text and NULLs survive", arguments: await Backend.available)
+    func bulkSave(_ backend: Backend) async throws {
+        let db = try await backend.open()
+        let awkward = ["", "NULL", "tab\there", "line\nbreak", #"quote " and \ backslash"#, "{a,b}", "é – 🙂", String(repeating: "x", count: 10_000)]
+        var values = (0..<5_000).map(Self.sample)
+        for (index, text) in awkward.enumerated() {
+            values[index].name = text
+            values[index].nickname = text
+            // More than microseconds: what a save returns is what a get returns, on both engines.
+            values[index].born = Date(timeIntervalSince1970: 1_700_000_000.123456789 + Double(index))
+        }
+        var replaced = values[10]
+        replaced.name = "the last one wins"
+        values.append(replaced)
+        let saved = try await db.save(values)
+        #expect(saved.count == values.count)
+        #expect(saved.last?.name == "the last one wins")
+        #expect(try await db.count(Everything.self) == 5_000)
+        #expect(try await db.get(Everything.self, id: replaced.id) == replaced)
+        for (value, saved) in zip(values, saved).prefix(awkward.count) {
+            #expect(try await db.get(Everything.self, id: value.id) == saved)
+            #expect(saved.name == value.name && abs(saved.born.timeIntervalSince(value.born)) < 0.000_001)
+        }
+        let withoutNickname = values.prefix(5_000).filter { $0.nickname == nil }.count
+        #expect(try await db.count(with: Filter(\Everything.nickname, is: .equal(to: nil))) == withoutNickname)
+
+        // Ids assigned and given, with one given twice, in one call.
+        let notes = try await db.save([Note(id: nil, text: "a"), Note(id: 5, text: "x"), Note(id: 5, text: "y"), Note(id: nil, text: "b")])
+        #expect(notes.map(\.text) == ["a", "x", "y", "b"])
+        #expect(notes[1].id == 5 && notes[2].id == 5)
+        #expect(Set([notes[0].id, notes[3].id, 5]).count == 3)
+        #expect(try await db.get(Note.self, id: 5)?.text == "y")
+        #expect(try await db.count(Note.self) == 3)
+    }
+
     struct Keyed: UUIDModel, Sendable {
         let id: UUID
         var email: String

@@ -22,6 +22,42 @@ package enum JSONForm {
         return box.members.map(\.key)
     }
 
+    /// The members of `value`'s JSON form in the order they were encoded, or `nil` when the form
+    /// is not an object (for an engine that stores each member in a column of its own).
+    package static func members<T: Encodable>(of value: T) throws -> [(key: String, value: Member)]? {
+        guard case .object(let box) = try JSONTreeEncoder.node(for: value, at: .root, options: EncodingOptions()).resolved else {
+            return nil
+        }
+        return box.members.map { ($0.key, Member(node: $0.value.resolved)) }
+    }
+
+    /// Appends `text` as a JSON string.
+    package static func appendString(_ text: String, to bytes: inout [UInt8]) {
+        JSONNode.writeString(text, to: &bytes)
+    }
+
+    /// One member of a value's JSON form.
+    package struct Member {
+        fileprivate let node: JSONNode
+
+        /// The member as column text: a string's characters, a number's digits, `true`/`false`;
+        /// `nil` for JSON null. An array or object gives its JSON text.
+        package var text: String? {
+            switch node {
+            case .null: nil
+            case .bool(let value): value ? "true" : "false"
+            case .number(let text), .string(let text): text
+            case .array, .object, .reference: node.text
+            }
+        }
+
+        /// The member's JSON text; `nil` for JSON null.
+        package var json: String? {
+            if case .null = node { return nil }
+            return node.text
+        }
+    }
+
     /// Decodes a `T` from JSON text; errors name `source` (such as the SQL that read it).
     ///
     /// Throws `DecodingError` with the exact coding path, as the column decoders do.

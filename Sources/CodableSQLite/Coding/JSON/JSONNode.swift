@@ -45,6 +45,12 @@ enum JSONNode {
         }
     }
 
+    /// The node a `superEncoder` reference stands for (an empty object if nothing was written).
+    var resolved: JSONNode {
+        guard case .reference(let box) = self else { return self }
+        return box.node?.resolved ?? .object(JSONObjectBox())
+    }
+
     static func writeString(_ text: String, to bytes: inout [UInt8]) {
         bytes.append(UInt8(ascii: "\""))
         for byte in text.utf8 {
