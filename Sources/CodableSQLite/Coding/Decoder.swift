@@ -132,7 +132,9 @@ extension SQLite {
         }
 
         private func decodeOne<T: Decodable>(_ type: T.Type, using sql: SQL, bind: (Statement) throws -> Void) throws -> T? {
-            if let arrayType = T.self as? any DecodableArray.Type {
+            // Only a type of an array's size can be an array: other types skip the conformance
+            // check, a runtime lookup on every call.
+            if MemoryLayout<T>.size == MemoryLayout<[Int]>.size, let arrayType = T.self as? any DecodableArray.Type {
                 // An array is every row, whatever overload the call resolved to.
                 let rows = try arrayType.decodeRows(with: self, using: sql, bind: bind)
                 guard let rows = rows as? T else {
@@ -237,6 +239,13 @@ struct DecodingOptions: Sendable {
     var overrides: RowOverrides?
 
     var codingUserInfo: [CodingUserInfoKey: Any] { userInfo }
+
+    /// Whether these are the options `DecodingOptions()` makes (the model layer's), for which a
+    /// statement keeps its decoder between calls.
+    var isDefault: Bool {
+        guard case .useDefaultKeys = keyStrategy, case .iso8601 = dateStrategy else { return false }
+        return userInfo.isEmpty && overrides == nil
+    }
 
     var convertsKeys: Bool {
         if case .useDefaultKeys = keyStrategy { return false }

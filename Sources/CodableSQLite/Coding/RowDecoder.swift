@@ -49,7 +49,7 @@ final class ColumnPlan {
 final class RowDecoder: Swift.Decoder {
     let statement: Statement
     let options: DecodingOptions
-    private let plan: ColumnPlan
+    let plan: ColumnPlan
     /// Unchecked: a decoder is used by one thread, and the check cost one runtime call per key.
     @exclusivity(unchecked) private var lookupCursor = 0
     /// The row's index when decoding an array, first in every coding path.
@@ -110,6 +110,39 @@ final class RowDecoder: Swift.Decoder {
     func endReuse() {
         reusesContainers = false
         reusable = nil
+    }
+
+    /// Whether the statement keeps this decoder for its next call (``StatementPlans/decoder``).
+    private var isKept = false
+
+    /// A decoder for the rows of `statement`, reusing its keyed container from row to row. With
+    /// default options (the model layer's), the statement keeps the decoder and its container for
+    /// the next call: a single-row lookup then asks the runtime for no type metadata and allocates
+    /// no decoder. Call ``endCall()`` when the rows are done.
+    static func forRows(of statement: Statement, options: DecodingOptions) -> RowDecoder {
+        guard options.isDefault else {
+            let decoder = RowDecoder(statement: statement, options: options)
+            decoder.reusesContainers = true
+            return decoder
+        }
+        let plans = statement.plans
+        // A recompiled statement (after a schema change) may have other columns: a new plan.
+        if let kept = plans.decoder, kept.plan.compilation == statement.compilation {
+            kept.rowIndex = nil
+            return kept
+        }
+        plans.decoder?.endReuse()
+        let decoder = RowDecoder(statement: statement, options: options)
+        decoder.reusesContainers = true
+        decoder.isKept = true
+        plans.decoder = decoder
+        return decoder
+    }
+
+    /// Ends a call that began with ``forRows(of:options:)``: a decoder the statement does not
+    /// keep lets go of its container (which refers back to it).
+    func endCall() {
+        if !isKept { endReuse() }
     }
 
     /// Several columns are read in order; a single column holds a JSON array.

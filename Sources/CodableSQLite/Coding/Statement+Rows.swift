@@ -6,9 +6,8 @@ extension Statement {
     func decodeRows<T: Decodable>(_ type: T.Type, options: DecodingOptions, indexesRows: Bool = true) throws -> [T] {
         var values: [T] = []
         guard try step() else { return values }
-        let decoder = RowDecoder(statement: self, options: options)
-        decoder.reusesContainers = true
-        defer { decoder.endReuse() }
+        let decoder = RowDecoder.forRows(of: self, options: options)
+        defer { decoder.endCall() }
         var index = 0
         repeat {
             if indexesRows { decoder.rowIndex = index }
@@ -22,7 +21,9 @@ extension Statement {
     /// there are several (`T` names what the caller asked for).
     func decodeSingleRow<T: Decodable>(_ type: T.Type, options: DecodingOptions) throws -> T? {
         guard try step() else { return nil }
-        let value = try RowDecoder(statement: self, options: options).decodeRow(T.self)
+        let decoder = RowDecoder.forRows(of: self, options: options)
+        defer { decoder.endCall() }
+        let value = try decoder.decodeRow(T.self)
         if try step() {
             throw DecodingError.typeMismatch(T.self, DecodingError.Context(
                 codingPath: [],

@@ -5,6 +5,14 @@ final class StatementPlans {
     var columns: ColumnPlan?
     /// Parameter lookups of the last encode.
     var parameters: ParameterPlan?
+    /// The decoder of the last decode with default options, kept with its keyed container for the
+    /// next call (see ``RowDecoder/forRows(of:options:)``). It holds the statement: the statement's
+    /// owner empties ``Statement/upperLayerCache`` before letting go of it, which ends this.
+    var decoder: RowDecoder?
+
+    deinit {
+        decoder?.endReuse()
+    }
 }
 
 extension Statement {

@@ -18,7 +18,14 @@ final class ValueEncoder: Swift.Encoder, SingleValueEncodingContainer {
     /// The stored form of `value` (see ``StoredForm``).
     /// `path` is made only for an error or a nested value.
     static func value<T: Encodable>(for value: T, at path: @autoclosure () -> CodingPath, options: EncodingOptions) throws -> SQLite.Value {
-        if StoredForm.isSpecial(T.self) {
+        // The common ids and filter values first, without an encoder: the same values it stores.
+        if T.self == Int.self {
+            return .integer(Int64(try identityCast(value, to: Int.self)))
+        } else if T.self == Int64.self {
+            return .integer(try identityCast(value, to: Int64.self))
+        } else if T.self == String.self {
+            return .text(try identityCast(value, to: String.self))
+        } else if StoredForm.isSpecial(T.self) {
             return try StoredForm.columnValue(StoredForm.encode(value, at: path(), options: options), at: path(), options: options)
         } else if T.self == stringArrayType {
             // A fast path for the most common nested value; the same JSON as the general path.

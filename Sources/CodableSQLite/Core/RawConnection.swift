@@ -168,6 +168,7 @@ final class RawConnection: @unchecked Sendable {  // used by one thread at a tim
         if statement.isInUse {
             // A nested call runs the same SQL while the outer one steps: use a private copy.
             let copy = try prepare(sql)
+            defer { copy.upperLayerCache = nil }
             return try run(copy, body)
         }
         return try run(statement, body)

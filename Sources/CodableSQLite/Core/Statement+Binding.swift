@@ -16,15 +16,20 @@ extension Statement {
                 """, code: .range)
         }
         for (key, value) in arguments {
-            var name = Substring(key)
-            if let first = name.first, first == ":" || first == "@" || first == "$" { name = name.dropFirst() }
-            guard let index = map.indexes[String(name)] else {
+            // The key itself when it has no prefix (the common spelling): no new string per call.
+            let name: String
+            if let first = key.utf8.first, first == UInt8(ascii: ":") || first == UInt8(ascii: "@") || first == UInt8(ascii: "$") {
+                name = String(key.dropFirst())
+            } else {
+                name = key
+            }
+            guard let index = map.indexes[name] else {
                 let known = map.writtenNames.isEmpty ? "it has no named parameters" :
                     "its parameters are " + map.writtenNames.joined(separator: ", ")
                 throw misuse("Unknown argument \"\(key)\": the SQL has no parameter :\(name) (\(known))", code: .range)
             }
             try bind(value, at: index)
-            if let more = map.extraIndexes[String(name)] {
+            if !map.extraIndexes.isEmpty, let more = map.extraIndexes[name] {
                 for index in more { try bind(value, at: index) }
             }
         }

@@ -13,8 +13,10 @@ final class Statement {
 
     private var parameterMap: ParameterMap?
     /// One slot for the layer above to keep what it learned about this statement (the coders'
-    /// column and parameter plans). Core never looks inside; it lives and dies with the statement,
-    /// so it is bounded by the statement cache.
+    /// column and parameter plans, a decoder kept for the next call). Core never looks inside. What
+    /// it holds may refer back to the statement: whoever lets go of a statement empties the slot
+    /// first (the statement cache when it drops one, the connection after a private copy), so it
+    /// lives no longer than the statement and is bounded by the statement cache.
     var upperLayerCache: AnyObject?
     /// The tables and columns the statement may write, found by the authorizer when the
     /// statement was prepared on a tracked writer (see ``ChangeTracker``); `nil` otherwise.

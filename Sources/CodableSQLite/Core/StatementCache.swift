@@ -68,9 +68,14 @@ final class StatementCache {
 
     /// Finalizes every cached statement.
     func removeAll() {
+        for entry in entries.values { entry.statement.upperLayerCache = nil }
         mostRecent = nil
         entries.removeAll()
         protectedCount = 0
+    }
+
+    deinit {
+        for entry in entries.values { entry.statement.upperLayerCache = nil }
     }
 
     /// Drops the least recently used statement of one segment that is not in use. Runs only when
@@ -83,6 +88,7 @@ final class StatementCache {
         }
         guard let oldest else { return }
         if mostRecent?.statement.sql == oldest.sql { mostRecent = nil }
+        entries[oldest.sql]?.statement.upperLayerCache = nil
         entries[oldest.sql] = nil
         if protected { protectedCount -= 1 }
     }

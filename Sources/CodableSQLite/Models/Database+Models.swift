@@ -117,8 +117,19 @@ extension SQLite.Database {
     public func get<T: Model>(_ type: T.Type, id: T.ID) throws -> T? {
         guard let table = try tableForReading(T.self) else { return nil }
         let key = try ValueEncoder.value(for: id, at: .root, options: EncodingOptions())
-        let ids = table.schema.relationships.isEmpty ? nil : "SELECT \(ModelReflection.quotedID) FROM \(SQLName.quoted(table.schema.table)) WHERE \(ModelReflection.quotedID) = ?"
-        return try readModels(T.self, table: table, sql: table.selectByID, arguments: [key], ids: ids).first
+        guard table.schema.relationships.isEmpty else {
+            let ids = "SELECT \(ModelReflection.quotedID) FROM \(SQLName.quoted(table.schema.table)) WHERE \(ModelReflection.quotedID) = ?"
+            return try readModels(T.self, table: table, sql: table.selectByID, arguments: [key], ids: ids).first
+        }
+        // The call apps make in loops: one bind, one row, no array.
+        return try explainingMissingColumns(T.self, table: table) {
+            try withReader { connection in
+                try connection.withStatement(table.selectByID) { statement in
+                    try statement.bind(key, at: 1)
+                    return try statement.decodeSingleRow(T.self, options: DecodingOptions())
+                }
+            }
+        }
     }
 
     /// How many values of a model type are saved; 0 before anything was saved.
@@ -255,8 +266,8 @@ extension SQLite.Database {
 
     /// Decodes model rows, explaining a missing column as a schema change rather than a bare `keyNotFound`.
     private func readModels<T: Model>(_ type: T.Type, table: ModelTable, sql: String, arguments: [SQLite.Value], ids: String?) throws -> [T] {
-        do {
-            return try withReader { connection in
+        try explainingMissingColumns(T.self, table: table) {
+            try withReader { connection in
                 guard table.schema.relationships.isEmpty else {
                     return try connection.inReadTransaction {
                         try loadGraph(T.self, table: table, sql: sql, arguments: arguments, ids: ids, on: connection)
@@ -267,6 +278,14 @@ extension SQLite.Database {
                     return try statement.decodeRows(T.self, options: DecodingOptions(), indexesRows: false)
                 }
             }
+        }
+    }
+
+    /// `read`'s result; a property without a column becomes a ``ModelError`` naming the schema
+    /// change rather than a bare `keyNotFound`.
+    private func explainingMissingColumns<T: Model, R>(_ type: T.Type, table: ModelTable, _ read: () throws -> R) throws -> R {
+        do {
+            return try read()
         } catch DecodingError.keyNotFound(let key, _) where !table.columns.contains(where: { $0.name == key.stringValue }) {
             throw ModelError(.schemaMismatch, T.self, """
                 has the property `\(key.stringValue)`, but table \(SQLName.quoted(table.schema.table)) has no such column \

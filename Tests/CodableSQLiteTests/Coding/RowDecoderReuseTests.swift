@@ -101,4 +101,43 @@ struct RowDecoderReuseTests {
         #expect(probe.alive == 0)
         #expect(try decoder.decode([TwoViews].self, using: "SELECT * FROM posts WHERE id < 4 ORDER BY id") == Self.expected)
     }
+
+    // With default options (the model layer's), a statement keeps its decoder and keyed container
+    // for the next call: a lookup by id then asks the runtime for no type metadata.
+
+    @Test func aKeptDecoderServesOtherTypesAndFollowsSchemaChanges() throws {
+        let decoder = SQLite.Decoder(db)
+        let sql = "SELECT * FROM posts WHERE id = ?"
+        struct Reordered: Decodable { var tags: [String]; var id: Int; var title: String }
+        struct Wider: Decodable { var id: Int; var title: String; var tags: [String]; var rating: Int }
+        for _ in 0..<3 {
+            #expect(try decoder.decode(Post.self, using: sql, arguments: [.integer(3)]) == Post(id: 3, title: "c", tags: Self.expected[2].tags))
+            #expect(try decoder.decode(Reordered.self, using: sql, arguments: [.integer(1)])?.tags == ["x", "y"])
+            #expect(try decoder.decode(TwoViews.self, using: sql, arguments: [.integer(2)]) == Self.expected[1])
+        }
+        // SQLite recompiles the statement for the new column: the kept decoder must not read the old plan.
+        try db.execute(raw: "ALTER TABLE posts ADD COLUMN rating INTEGER NOT NULL DEFAULT 5")
+        #expect(try decoder.decode(Wider.self, using: sql, arguments: [.integer(2)])?.rating == 5)
+        #expect(try decoder.decode(Post.self, using: sql, arguments: [.integer(1)])?.title == "a")
+        #expect(try decoder.decode(Post.self, using: sql, arguments: [.integer(99)]) == nil)
+    }
+
+    @Test func aStatementTheCacheDropsIsFinalizedWithItsKeptDecoder() throws {
+        let decoder = SQLite.Decoder(db)
+        let sql = "SELECT * FROM posts WHERE id = ?"
+        #expect(try decoder.decode(Post.self, using: sql, arguments: [.integer(1)])?.title == "a")
+        weak var statement: Statement?
+        try db.withWriter { connection in
+            statement = connection.statements.peek(sql)
+            #expect((statement?.upperLayerCache as? StatementPlans)?.decoder != nil, "no decoder was kept")
+        }
+        #expect(statement != nil)
+        // Enough other statements used once push it (used once as well) out of the cache.
+        for index in 0..<(StatementCache.probationCapacity + 5) {
+            _ = try decoder.decode(Post.self, using: "SELECT * FROM posts WHERE id = ? + \(index)", arguments: [.integer(0)])
+        }
+        try db.withWriter { connection in #expect(connection.statements.peek(sql) == nil) }
+        #expect(statement == nil, "the kept decoder keeps a dropped statement alive")
+        #expect(try decoder.decode(Post.self, using: sql, arguments: [.integer(2)])?.title == "b")
+    }
 }
