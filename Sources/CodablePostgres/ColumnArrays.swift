@@ -41,7 +41,7 @@ struct ColumnArrays {
         var rows: [[String?]] = []
         rows.reserveCapacity(values.count)
         var rewrittenPositions: Set<Int> = []
-        var lastPositionOfID: [String: Int] = [:]
+        var lastPositionOfID: [ByteKey: Int] = [:]
         for (position, value) in values.enumerated() {
             guard let members = try JSONForm.members(of: value) else {
                 throw ModelError(.unsupportedModel, T.self, "does not encode as a keyed container, so it has no columns")
@@ -65,7 +65,7 @@ struct ColumnArrays {
                 }
             }
             if let id = row[idIndex] {
-                lastPositionOfID[id] = position
+                lastPositionOfID[ByteKey(id)] = position
                 if table.schema.assignsID, let integer = Int64(id) { explicitIDs.insert(integer) }
             } else if table.schema.assignsID {
                 changed = true
@@ -79,7 +79,7 @@ struct ColumnArrays {
         rowOfValue.reserveCapacity(rows.count)
         for (position, row) in rows.enumerated() {
             if let id = row[idIndex] {
-                guard lastPositionOfID[id] == position else {
+                guard lastPositionOfID[ByteKey(id)] == position else {
                     rowOfValue.append(-1)
                     continue
                 }
@@ -118,10 +118,14 @@ struct ColumnArrays {
         json.reserveCapacity(256)
         for (index, column) in table.columns.enumerated() {
             let text = column.name == table.id.name ? assignedID.map(String.init) ?? columns[index][row] : columns[index][row]
-            guard let text else { continue }
             if json.count > 1 { json.append(UInt8(ascii: ",")) }
             JSONForm.appendString(column.name, to: &json)
             json.append(UInt8(ascii: ":"))
+            // NULL is `null`, as json_build_object writes it: `decodeNil(forKey:)` needs the key.
+            guard let text else {
+                json.append(contentsOf: "null".utf8)
+                continue
+            }
             switch column.kind {
             case .bigint, .double, .numeric, .boolean, .jsonb: json.append(contentsOf: text.utf8)
             case .text, .uuid, .timestamp, .bytea: JSONForm.appendString(text, to: &json)
@@ -131,6 +135,22 @@ struct ColumnArrays {
         return try json.withUnsafeBytes { buffer in
             try JSONForm.decode(T.self, from: buffer, source: "the value saved into \(table.quotedTable)", label: table.schema.table)
         }
+    }
+}
+
+/// Text compared by its bytes, as PostgreSQL compares `text` (Swift's `String` equality treats
+/// canonically equivalent texts, such as "café" in two Unicode forms, as equal).
+private struct ByteKey: Hashable {
+    let text: String
+    init(_ text: String) { self.text = text }
+
+    static func == (left: ByteKey, right: ByteKey) -> Bool {
+        left.text.utf8.elementsEqual(right.text.utf8)
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(text.utf8.count)
+        for byte in text.utf8 { hasher.combine(byte) }
     }
 }
 

@@ -83,13 +83,15 @@ enum ColumnKind: String, Sendable {
     /// A bound value (given as a filter's stored form) as an expression of this type.
     ///
     /// Text, integers and reals are bound as text and cast, so one rule serves every type; `Data`
-    /// is bound as binary.
+    /// is bound as binary. A date is cut to microseconds as a saved one is
+    /// (``ColumnArrays/microseconds(_:)``), so that a filter or an id given the original `Date`
+    /// finds the value saved with it.
     func parameter(_ value: SQLite.Value, _ binds: inout PostgresBindings) -> String {
         switch value {
         case .null: binds.appendNull()
         case .integer(let integer): binds.append(String(integer))
         case .double(let real): binds.append(String(real))
-        case .text(let text): binds.append(text)
+        case .text(let text): binds.append(self == .timestamp ? ColumnArrays.microseconds(text) : text)
         case .data(let data): binds.append(ByteBuffer(bytes: data))
         }
         let placeholder = "$\(binds.count)"

@@ -69,7 +69,9 @@ extension Postgres.Queryable {
         return saved
     }
 
-    /// Inserts or replaces many values in one statement; returns them as stored, in order.
+    /// Inserts or replaces many values in one statement; returns them as stored, in order. When
+    /// several values have the same id the last one is stored (as saving them one by one would),
+    /// and the earlier ones come back as they were given.
     ///
     /// ```swift
     /// try await db.save(people)

@@ -30,7 +30,8 @@ extension Postgres.Session {
         return saved
     }
 
-    /// The `bigint[]` literal of ids for the id-less values at `positions` (`{}` when the save
+    /// The `bigint[]` literal of ids for the id-less values at rows `positions` of the save's column
+    /// arrays (`{}` when the save
     /// gives no id explicitly: the sequence then assigns them as rows are inserted). Drawn from the
     /// id sequence, skipping the save's explicit ids, so that an assigned id never takes one of them.
     private func reservedIDs(for positions: [Int], count: Int, avoiding explicit: Set<Int64>, table: PostgresTable) async throws -> String {

@@ -209,6 +209,41 @@ struct ModelsOnBothBackendsTests {
         #expect(try await db.count(Note.self) == 3)
     }
 
+    /// Decodes its optional with `decodeNil`/`decode(String?.self)`, which need the key present.
+    struct Stamp: UUIDModel, Equatable, Sendable {
+        let id: UUID
+        var at: Date
+        var note: String?
+        enum CodingKeys: String, CodingKey { case id, at, note }
+        init(id: UUID, at: Date, note: String?) { (self.id, self.at, self.note) = (id, at, note) }
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            id = try container.decode(UUID.self, forKey: .id)
+            at = try container.decode(Date.self, forKey: .at)
+            note = try container.decodeNil(forKey: .note) ? nil : try container.decode(String?.self, forKey: .note)
+        }
+    }
+
+    struct Tag: Model, Equatable, Sendable { var id: String; var count: Int }
+
+    @Test("a date past the microsecond is found by a filter on itself; ids that differ in bytes stay apart", arguments: await Backend.available)
+    func datesAndByteDistinctIDs(_ backend: Backend) async throws {
+        let db = try await backend.open()
+        let at = Date(timeIntervalSince1970: 1_700_000_000.123456789)
+        let saved = try await db.save([Stamp(id: UUID(), at: at, note: nil), Stamp(id: UUID(), at: at.addingTimeInterval(1), note: "n")])
+        #expect(saved.map(\.note) == [nil, "n"])
+        #expect(try await db.get(Stamp.self, id: saved[0].id) == saved[0])
+        #expect(try await db.get(with: Filter(\Stamp.at, is: .equal(to: at))).map(\.id) == [saved[0].id])
+        #expect(try await db.count(with: Filter(\Stamp.at, is: .less(than: at))) == 0)
+
+        // "café" composed and decomposed: equal as Swift strings, two ids to both databases.
+        let composed = "caf\u{E9}", decomposed = "cafe\u{301}"
+        #expect(composed == decomposed)
+        try await db.save([Tag(id: composed, count: 1), Tag(id: decomposed, count: 2)])
+        #expect(try await db.count(Tag.self) == 2)
+        #expect(try await db.get(Tag.self).map(\.count).sorted() == [1, 2])
+    }
+
     struct Keyed: UUIDModel, Sendable {
         let id: UUID
         var email: String

@@ -12,16 +12,6 @@ package enum JSONForm {
         try JSONTreeEncoder.node(for: value, at: .root, options: EncodingOptions()).text
     }
 
-    /// Appends the JSON for `value` to `bytes` (for building one array of many values); returns
-    /// the names of its members when it is an object.
-    @discardableResult
-    package static func append<T: Encodable>(_ value: T, to bytes: inout [UInt8]) throws -> [String] {
-        let node = try JSONTreeEncoder.node(for: value, at: .root, options: EncodingOptions())
-        node.write(to: &bytes)
-        guard case .object(let box) = node else { return [] }
-        return box.members.map(\.key)
-    }
-
     /// The members of `value`'s JSON form in the order they were encoded, or `nil` when the form
     /// is not an object (for an engine that stores each member in a column of its own).
     package static func members<T: Encodable>(of value: T) throws -> [(key: String, value: Member)]? {

@@ -101,9 +101,10 @@ final class RowDecoder: Swift.Decoder {
         return container
     }
 
-    /// Set while decoding the rows of one statement: the keyed container made for the first row
-    /// serves every row (it holds nothing but this decoder), which saves the runtime type lookups
-    /// and the allocation that making one costs. ``endReuse()`` breaks the reference cycle.
+    /// Set while decoding the rows of one statement, and for as long as the statement keeps this
+    /// decoder (``forRows(of:options:)``): the keyed container made for the first row serves every
+    /// row (it holds nothing but this decoder), which saves the runtime type lookups and the
+    /// allocation that making one costs. ``endReuse()`` breaks the reference cycle.
     var reusesContainers = false
     private var reusable: ReusableContainerBase?
 

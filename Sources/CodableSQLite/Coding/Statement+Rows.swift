@@ -33,6 +33,15 @@ extension Statement {
         return value
     }
 
+    /// Decodes the first row of the statement (bound, not yet stepped), or `nil` when there is
+    /// none; further rows are not read.
+    func decodeFirstRow<T: Decodable>(_ type: T.Type, options: DecodingOptions) throws -> T? {
+        guard try step() else { return nil }
+        let decoder = RowDecoder.forRows(of: self, options: options)
+        defer { decoder.endCall() }
+        return try decoder.decodeRow(T.self)
+    }
+
     /// Decodes the current row's first column as one value (a single value as stored, anything
     /// else from the JSON the column holds), whatever the value's coding keys.
     func decodeColumnValue<T: Decodable>(_ type: T.Type, options: DecodingOptions) throws -> T {

@@ -182,6 +182,7 @@ final class RawConnection: @unchecked Sendable {  // used by one thread at a tim
         defer {
             statement.resetAndClearBindings()   // a statement reset early commits here
             statement.isInUse = false
+            if statement.isDetached { statement.upperLayerCache = nil }   // no longer cached: nothing else will
             if isTracked { endExecution() }
         }
         return try body(statement)

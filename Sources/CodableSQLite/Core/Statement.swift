@@ -10,6 +10,9 @@ final class Statement {
     let sql: String
     /// Whether the statement is executing; a cached statement in use is never handed out twice.
     var isInUse = false
+    /// Set when the statement cache let go of the statement while it was in use: the connection
+    /// empties ``upperLayerCache`` when the use ends.
+    var isDetached = false
 
     private var parameterMap: ParameterMap?
     /// One slot for the layer above to keep what it learned about this statement (the coders'

@@ -68,7 +68,11 @@ final class StatementCache {
 
     /// Finalizes every cached statement.
     func removeAll() {
-        for entry in entries.values { entry.statement.upperLayerCache = nil }
+        for entry in entries.values {
+            entry.statement.upperLayerCache = nil
+            // A statement running now may fill its slot again before its use ends.
+            if entry.statement.isInUse { entry.statement.isDetached = true }
+        }
         mostRecent = nil
         entries.removeAll()
         protectedCount = 0

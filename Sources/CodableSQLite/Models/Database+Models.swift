@@ -126,7 +126,7 @@ extension SQLite.Database {
             try withReader { connection in
                 try connection.withStatement(table.selectByID) { statement in
                     try statement.bind(key, at: 1)
-                    return try statement.decodeSingleRow(T.self, options: DecodingOptions())
+                    return try statement.decodeFirstRow(T.self, options: DecodingOptions())
                 }
             }
         }
