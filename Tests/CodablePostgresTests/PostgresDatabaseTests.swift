@@ -181,8 +181,10 @@ struct PostgresDatabaseTests {
             task.cancel()
             await #expect(throws: CancellationError.self) { try await task.value }
             #expect(try await waitUntil { try await !isRunning(marker) }, "\(marker) still runs on the server")
-            // Within 100 ms on loopback, with room for a busy test machine.
-            #expect(ContinuousClock.now - cancelled < .seconds(1))
+            // About 20 ms on loopback (the target is 100 ms); the bound leaves room for a busy
+            // machine and for sanitizers, where the cancel request's new connection authenticates
+            // slowly (1.1–1.3 s seen under ThreadSanitizer). A statement left running takes 30 s.
+            #expect(ContinuousClock.now - cancelled < (TestServer.isSanitized ? .seconds(10) : .seconds(2)))
         }
         try await Task.sleep(for: .milliseconds(50))
         #expect(try await db.session.integers("SELECT count(*) FROM written") == [0])   // both writes rolled back
