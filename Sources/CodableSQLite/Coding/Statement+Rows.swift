@@ -20,10 +20,7 @@ extension Statement {
     /// Decodes the single row of the statement: `nil` when there is none, a `typeMismatch` when
     /// there are several (`T` names what the caller asked for).
     func decodeSingleRow<T: Decodable>(_ type: T.Type, options: DecodingOptions) throws -> T? {
-        guard try step() else { return nil }
-        let decoder = RowDecoder.forRows(of: self, options: options)
-        defer { decoder.endCall() }
-        let value = try decoder.decodeRow(T.self)
+        guard let value = try decodeFirstRow(T.self, options: options) else { return nil }
         if try step() {
             throw DecodingError.typeMismatch(T.self, DecodingError.Context(
                 codingPath: [],
