@@ -40,6 +40,10 @@ extension Postgres {
         /// Each pool connection's backend process id, learned on its first statement (see
         /// ``ServerCancel``).
         let backendIDs = Locked<[PostgresConnection.ID: Int32]>([:])
+        /// The listening connection of live queries and change sequences (opened by the first).
+        let listener: Listener
+        /// The tables whose triggers notify their changes (see ``ChangeNotifications``).
+        let notifyingTables = Locked<Set<String>>([])
 
         /// Connects to the database a `postgres://` (or `postgresql://`) URL names:
         /// `postgres://user:password@host:port/database?sslmode=disable`.
@@ -57,6 +61,7 @@ extension Postgres {
         public init(url: String, maximumConnections: Int = 20, statementTimeout: Duration? = .seconds(60)) async throws {
             let address = try Address(url: url)
             self.address = address
+            listener = Listener(address: address)
             self.statementTimeout = statementTimeout
             guard maximumConnections >= 2 else {
                 throw Postgres.Error(.invalidArgument, message: "maximumConnections must be 2 or more (one for schema changes while a transaction holds another)")
@@ -83,12 +88,14 @@ extension Postgres {
         }
 
         deinit {
+            listener.stop()
             runner.cancel()
         }
 
         /// Closes every connection; later calls throw ``Postgres/Error/Code/closed``.
         public func close() async {
             isClosed.withLock { $0 = true }
+            listener.stop()
             runner.cancel()
             await runner.value
         }

@@ -84,7 +84,7 @@ enum Todo {
 
     /// The database the options name: an SQLite file (the default one without `--database`) or,
     /// with `--postgres`, a PostgreSQL server.
-    static func openStore(_ arguments: Arguments) async throws -> any ModelStore {
+    static func openStore(_ arguments: Arguments) async throws -> any ObservableModelStore {
         if let url = arguments.value("postgres") {
             if arguments.value("database") != nil { throw TodoError(description: "Give --database or --postgres, not both.") }
             #if Postgres

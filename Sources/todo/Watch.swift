@@ -3,18 +3,16 @@ import Dispatch
 import Foundation
 
 /// `todo watch`: the list, printed again whenever the database changes, whoever changed it
-/// (this process, another `todo`, the `sqlite3` tool). Ctrl-C ends it.
+/// (this process, another `todo`, the `sqlite3` tool; with `--postgres`, any client of the
+/// server, `psql` included). Ctrl-C ends it.
 enum Watch {
     static func run(_ arguments: Arguments) async throws {
-        if arguments.value("postgres") != nil {
-            throw TodoError(description: "todo watch needs an SQLite database: live queries are not available on PostgreSQL yet.")
-        }
         var limit: Int?
         if let times = arguments.value("times") {
             guard let count = Int(times), count >= 1 else { throw TodoError(description: "--times must be a whole number, 1 or more (got '\(times)').") }
             limit = count
         }
-        let db = try Todo.openSQLite(arguments)
+        let db = try await Todo.openStore(arguments)
         let filter = TodoList.filter(pending: arguments.flag("pending"))
         let watching = Task { [limit] in
             var printed = 0

@@ -11,6 +11,17 @@ enum Backend: String, Sendable, CustomTestStringConvertible {
 
     var testDescription: String { rawValue }
 
+    /// Whether the tests run under a sanitizer, where everything (password authentication of a new
+    /// connection included) is several times slower: latency bounds allow for it.
+    static let isSanitized: Bool = {
+        #if os(Linux)
+        let process = dlopen(nil, RTLD_NOW)
+        return ["__tsan_init", "__asan_init"].contains { (name: String) in dlsym(process, name) != nil }
+        #else
+        return false
+        #endif
+    }()
+
     /// SQLite always; PostgreSQL when a throwaway server can be started (else the PostgreSQL
     /// suites report themselves skipped, with the reason).
     static var available: [Backend] {

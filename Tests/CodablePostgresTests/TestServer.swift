@@ -13,14 +13,7 @@ actor TestServer {
 
     /// Whether the tests run under a sanitizer, where everything (password authentication of a new
     /// connection included) is several times slower: latency bounds allow for it.
-    static let isSanitized: Bool = {
-        #if os(Linux)
-        let process = dlopen(nil, RTLD_NOW)
-        return ["__tsan_init", "__asan_init"].contains { (name: String) in dlsym(process, name) != nil }
-        #else
-        return false
-        #endif
-    }()
+    static var isSanitized: Bool { Backend.isSanitized }
 
     private var started: Result<String, Unavailable>?
     private var admin: Postgres.Database?

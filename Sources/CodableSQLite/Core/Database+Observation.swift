@@ -7,9 +7,12 @@ extension SQLite.Database {
         try withWriter { $0.startTrackingChanges(tracker) }
     }
 
-    /// Stops collecting changes.
-    func stopTrackingChanges() throws {
-        try withWriter { $0.stopTrackingChanges() }
+    /// Stops collecting changes, unless `stillNeeded` (asked while holding the writer, where
+    /// observers register) says an observer came meanwhile.
+    func stopTrackingChanges(unless stillNeeded: () -> Bool) throws {
+        try withWriter { writer in
+            if !stillNeeded() { writer.stopTrackingChanges() }
+        }
     }
 
     /// What `sql` reads, as SQLite's authorizer reports it while preparing the statement.

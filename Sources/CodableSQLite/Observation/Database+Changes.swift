@@ -26,7 +26,7 @@ extension SQLite.Database {
             }
         }
         feed.start()
-        return SQLite.ChangeSequence(feed: .init(feed: feed))
+        return SQLite.ChangeSequence(source: feed)
     }
 
     /// The ids of the values each committed transaction inserts, updates and deletes, one batch
@@ -47,7 +47,7 @@ extension SQLite.Database {
         do {
             schema = try ModelReflection.of(T.self)
         } catch {
-            return SQLite.ChangeSequence(feed: .init(feed: ChangeFeed(failing: error)))
+            return SQLite.ChangeSequence(source: ChangeFeed<T.ID>(failing: error))
         }
         let name = schema.table.lowercased()
         let feed = ChangeFeed<T.ID>(database: self, table: schema.table, translate: { database, change in
@@ -81,10 +81,10 @@ extension SQLite.Database {
         do {
             try keyTriggers.retain(schema, on: self)
         } catch {
-            return SQLite.ChangeSequence(feed: .init(feed: ChangeFeed(failing: error)))
+            return SQLite.ChangeSequence(source: ChangeFeed<T.ID>(failing: error))
         }
         feed.start()
-        return SQLite.ChangeSequence(feed: .init(feed: feed))
+        return SQLite.ChangeSequence(source: feed)
     }
 
     /// The temporary key triggers of model tables.

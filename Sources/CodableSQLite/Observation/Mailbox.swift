@@ -2,8 +2,8 @@ import Foundation
 
 /// Where an observation leaves what it produced until its consumer asks for it: elements (the
 /// newest only, or every one in order), then the end, with or without an error.
-final class Mailbox<Element: Sendable>: @unchecked Sendable {  // all state is guarded by `lock`
-    enum Policy {
+package final class Mailbox<Element: Sendable>: @unchecked Sendable {  // all state is guarded by `lock`
+    package enum Policy {
         /// A slow consumer gets the newest element; older ones not yet taken are replaced.
         case newestOnly
         /// Every element, in order.
@@ -17,15 +17,15 @@ final class Mailbox<Element: Sendable>: @unchecked Sendable {  // all state is g
     private var closed = false
     private var waiter: CheckedContinuation<Element?, any Error>?
 
-    init(_ policy: Policy) {
+    package init(_ policy: Policy) {
         self.policy = policy
     }
 
     /// Whether the producer is done (the consumer may still have elements to take).
-    var isClosed: Bool { lock.withLock { closed } }
+    package var isClosed: Bool { lock.withLock { closed } }
 
     /// Hands an element to the consumer, or keeps it for the consumer's next call.
-    func put(_ element: Element) {
+    package func put(_ element: Element) {
         let waiting = lock.withLock { () -> CheckedContinuation<Element?, any Error>? in
             guard !closed else { return nil }
             if let waiter {
@@ -42,7 +42,7 @@ final class Mailbox<Element: Sendable>: @unchecked Sendable {  // all state is g
     /// Ends the mailbox: the consumer takes what is left, then gets `error`, or `nil`.
     /// - Returns: whether this call closed it (`false` when it was closed already).
     @discardableResult
-    func close(with error: (any Error)?) -> Bool {
+    package func close(with error: (any Error)?) -> Bool {
         let (waiting, didClose) = lock.withLock { () -> (CheckedContinuation<Element?, any Error>?, Bool) in
             guard !closed else { return (nil, false) }
             closed = true
@@ -59,7 +59,7 @@ final class Mailbox<Element: Sendable>: @unchecked Sendable {  // all state is g
 
     /// The next element, waiting for one; `nil` once closed and empty, or when the calling task
     /// is cancelled, which also calls `onCancel`.
-    func take(onCancel: @escaping @Sendable () -> Void) async throws -> Element? {
+    package func take(onCancel: @escaping @Sendable () -> Void) async throws -> Element? {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Element?, any Error>) in
                 let ready = lock.withLock { () -> Result<Element?, any Error>? in

@@ -138,9 +138,11 @@ final class ObservationCenter: TransactionObserver, @unchecked Sendable {  // al
         // Off the caller's thread: it may be the writer's, in the middle of a commit.
         queue.async { [weak self] in
             guard let self else { return }
-            // Someone may have started observing again meanwhile.
-            if lock.withLock({ !entries.isEmpty }) { return }
-            try? database.stopTrackingChanges()
+            // Someone may have started observing again meanwhile: asked while holding the
+            // writer, so that an observer registering now either is seen here or starts
+            // tracking after this (checked before taking the writer, a new observer's tracking
+            // could be stopped right after it started).
+            try? database.stopTrackingChanges(unless: { lock.withLock { !entries.isEmpty } })
         }
     }
 

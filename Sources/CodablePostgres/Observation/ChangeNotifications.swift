@@ -1,0 +1,164 @@
+#if Postgres
+import Foundation
+import PostgresNIO
+
+/// What the server sends when an observed table changes, and the SQL that makes it do so.
+///
+/// Each observed table gets four statement-level triggers (insert, update, delete, truncate) that
+/// call one function, `codablepostgres_notify()`. It sends, on the channel ``channel``, a JSON
+/// payload per statement that changed rows:
+///
+/// ```json
+/// {"x": "7731", "t": "Item", "e": "U", "n": [1, 2], "o": [1, 2]}
+/// ```
+///
+/// `x` is the transaction's id (the notifications of one transaction share it), `t` the table,
+/// `e` the statement (`I`, `U`, `D`), `n` and `o` the ids of the new and old rows (from the
+/// statement's transition tables). A statement that changed more than 1,000 rows, a payload that
+/// would pass 7,900 bytes (NOTIFY's limit is 8,000) and `TRUNCATE` send `"e": "*"` without ids:
+/// the table changed, read it again.
+///
+/// PostgreSQL delivers notifications only when their transaction commits, in commit order, to
+/// every connection that listens: so observers see every client's commits (other app instances,
+/// `psql`), never a rolled-back one. The triggers stay with the table (other app instances may be
+/// observing it); a write to an observed table pays for its transition tables and one NOTIFY.
+enum ChangeNotifications {
+    /// The channel the triggers notify and the listening connection listens to.
+    static let channel = "codablepostgres_changes"
+    /// How many ids a statement's notification names at most.
+    static let idLimit = 1_000
+
+    /// The trigger names and the events they fire on, with the transition tables they see.
+    static let triggers: [(name: String, event: String, referencing: String)] = [
+        ("codablepostgres_notify_insert", "INSERT", "REFERENCING NEW TABLE AS new_rows"),
+        ("codablepostgres_notify_update", "UPDATE", "REFERENCING NEW TABLE AS new_rows OLD TABLE AS old_rows"),
+        ("codablepostgres_notify_delete", "DELETE", "REFERENCING OLD TABLE AS old_rows"),
+        ("codablepostgres_notify_truncate", "TRUNCATE", ""),
+    ]
+
+    static let function = """
+        CREATE OR REPLACE FUNCTION codablepostgres_notify() RETURNS trigger LANGUAGE plpgsql AS $body$
+        DECLARE
+            new_ids json; old_ids json; new_count bigint := 0; old_count bigint := 0; payload text;
+        BEGIN
+            IF TG_OP IN ('INSERT', 'UPDATE') THEN
+                EXECUTE format('SELECT count(*), json_agg(k) FROM (SELECT %I AS k FROM new_rows LIMIT \(idLimit + 1)) s', TG_ARGV[0])
+                    INTO new_count, new_ids;
+            END IF;
+            IF TG_OP IN ('UPDATE', 'DELETE') THEN
+                EXECUTE format('SELECT count(*), json_agg(k) FROM (SELECT %I AS k FROM old_rows LIMIT \(idLimit + 1)) s', TG_ARGV[0])
+                    INTO old_count, old_ids;
+            END IF;
+            IF TG_OP <> 'TRUNCATE' AND new_count = 0 AND old_count = 0 THEN
+                RETURN NULL;
+            END IF;
+            payload := json_build_object('x', txid_current()::text, 't', TG_TABLE_NAME, 'e', left(TG_OP, 1), 'n', new_ids, 'o', old_ids)::text;
+            IF TG_OP = 'TRUNCATE' OR new_count > \(idLimit) OR old_count > \(idLimit) OR octet_length(payload) > 7900 THEN
+                payload := json_build_object('x', txid_current()::text, 't', TG_TABLE_NAME, 'e', '*')::text;
+            END IF;
+            PERFORM pg_notify('\(channel)', payload);
+            RETURN NULL;
+        END
+        $body$
+        """
+
+    /// Creates the function (or brings it up to date) and the table's triggers when they are
+    /// missing, in one transaction under an advisory lock, so that app instances doing it at
+    /// once take turns.
+    static func install(on table: PostgresTable, in database: Postgres.Database) async throws {
+        guard !database.notifyingTables.withLock({ $0.contains(table.schema.table) }) else { return }
+        try await database.transaction { session in
+            var lock = PostgresBindings()
+            lock.append(Int64(bitPattern: SQLName.stableHash("CodablePostgres change notifications")))
+            _ = try await session.rows("SELECT pg_advisory_xact_lock($1)", lock)
+            _ = try await session.rows(function)
+            var binds = PostgresBindings()
+            binds.append(table.quotedTable)
+            let names = triggers.map { "'\($0.name)'" }.joined(separator: ", ")
+            let existing = try await session.integers(
+                "SELECT count(*) FROM pg_trigger WHERE tgrelid = to_regclass($1) AND tgname IN (\(names))", binds)
+            guard existing.first != Int64(triggers.count) else { return }
+            let id = SQLName.literal(table.id.name)
+            for trigger in triggers {
+                _ = try await session.rows("DROP TRIGGER IF EXISTS \(trigger.name) ON \(table.quotedTable)")
+                _ = try await session.rows("""
+                    CREATE TRIGGER \(trigger.name) AFTER \(trigger.event) ON \(table.quotedTable) \(trigger.referencing) \
+                    FOR EACH STATEMENT EXECUTE FUNCTION codablepostgres_notify(\(id))
+                    """)
+            }
+        }
+        database.notifyingTables.withLock { _ = $0.insert(table.schema.table) }
+    }
+
+    /// One notification: what one statement of a committed transaction changed.
+    struct Statement: Sendable {
+        /// `I`, `U`, `D`, or `*` (rows unknown).
+        let kind: String
+        /// The whole payload, for decoding the ids as the observer's id type.
+        let payload: Data
+
+        /// The ids named by the payload, as `ID`; `nil` when it names none (`*`) or they are not
+        /// `ID`s.
+        func ids<ID: Decodable & Hashable>(as type: ID.Type) -> (new: Set<ID>, old: Set<ID>)? {
+            guard kind != "*", let ids = try? JSONDecoder().decode(IDs<ID>.self, from: payload) else { return nil }
+            return (Set(ids.n ?? []), Set(ids.o ?? []))
+        }
+    }
+
+    /// The parts of a payload that route it.
+    struct Header: Decodable {
+        let x: String
+        let t: String
+        let e: String
+    }
+
+    private struct IDs<ID: Decodable>: Decodable {
+        let n: [ID]?
+        let o: [ID]?
+    }
+
+    /// What one committed transaction changed in one table.
+    struct TableCommit: Sendable {
+        let table: String
+        let statements: [Statement]
+
+        /// The batch of ids this commit makes: rows named by updates that kept their id are
+        /// updated; an update that changed an id deletes the old and inserts the new.
+        func batch<ID: Decodable & Hashable & Sendable>(as type: ID.Type) -> ChangeBatch<ID> {
+            var batch = ChangeBatch<ID>(inserted: [], updated: [], deleted: [], isComplete: true)
+            for statement in statements {
+                guard let (new, old) = statement.ids(as: ID.self) else {
+                    batch.isComplete = false
+                    continue
+                }
+                switch statement.kind {
+                case "I": batch.inserted.formUnion(new)
+                case "D": batch.deleted.formUnion(old)
+                default:
+                    batch.updated.formUnion(new.intersection(old))
+                    batch.inserted.formUnion(new.subtracting(old))
+                    batch.deleted.formUnion(old.subtracting(new))
+                }
+            }
+            return batch
+        }
+
+        /// Whether this commit may have changed the row with this id.
+        func mayChange<ID: Decodable & Hashable>(id: ID) -> Bool {
+            statements.contains { statement in
+                guard let (new, old) = statement.ids(as: ID.self) else { return true }
+                return new.contains(id) || old.contains(id)
+            }
+        }
+    }
+}
+#endif
+
+#if Postgres
+extension Postgres {
+    /// A live query of a PostgreSQL database: see ``CodableSQLite/ObservedValues``.
+    public typealias ObservedValues<Value: Sendable> = CodableSQLite.ObservedValues<Value>
+    /// What one committed transaction changed in a table: see ``CodableSQLite/ChangeBatch``.
+    public typealias ChangeBatch<ID: Hashable & Sendable> = CodableSQLite.ChangeBatch<ID>
+}
+#endif

@@ -1,0 +1,181 @@
+#if Postgres
+import Foundation
+
+extension Postgres.Database: ObservableModelStore {
+    /// Observes the values a filter matches, in its order: now, and after each commit (by any
+    /// client of the server) that changes the model's table.
+    ///
+    /// ```swift
+    /// for try await adults in db.observe(Filter(\Person.age, is: .greater(than: 17)).sort(by: \.name)) {
+    ///     print(adults.map(\.name))
+    /// }
+    /// ```
+    ///
+    /// The first iteration creates the table if needed and the triggers that notify its changes
+    /// (see <doc:ObservingChanges>), and opens the database's listening connection.
+    public func observe<T: Model & Sendable>(_ filter: Filter<T>) -> ObservedValues<[T]> {
+        liveQuery(T.self, when: { _ in true }) { database in try await database.get(with: filter) }
+    }
+
+    /// Observes every saved value of a model type.
+    ///
+    /// ```swift
+    /// for try await everyone in db.observe(Person.self) { print(everyone.count) }
+    /// ```
+    public func observe<T: Model & Sendable>(_ type: T.Type) -> ObservedValues<[T]> {
+        observe(Filter<T>())
+    }
+
+    /// Observes the value with this id (`nil` while there is none). Commits that change other
+    /// rows of the table do not read it again.
+    ///
+    /// ```swift
+    /// for try await billy in db.observe(Person.self, id: billyID) { print(billy?.name ?? "gone") }
+    /// ```
+    public func observe<T: Model & Sendable>(_ type: T.Type, id: T.ID) -> ObservedValues<T?> where T.ID: Sendable {
+        liveQuery(T.self, when: { $0.mayChange(id: id) }) { database in try await database.get(T.self, id: id) }
+    }
+
+    /// Observes how many values a filter matches.
+    ///
+    /// ```swift
+    /// for try await n in db.observe(count: Filter(\Person.age, is: .less(than: 18))) { print(n, "minors") }
+    /// ```
+    public func observe<T: Model & Sendable>(count filter: Filter<T>) -> ObservedValues<Int> {
+        liveQuery(T.self, when: { _ in true }) { database in try await database.count(with: filter) }
+    }
+
+    /// The ids each committed transaction (by any client of the server) inserts, updates and
+    /// deletes, one batch per commit that changed the model's table, in commit order. Live when
+    /// this returns: it waits for the table's triggers and the listening connection.
+    ///
+    /// ```swift
+    /// for try await batch in try await db.changes(to: Person.self) {
+    ///     print(batch.inserted, batch.updated, batch.deleted)   // Set<UUID>
+    /// }
+    /// ```
+    ///
+    /// A batch has ``ChangeBatch/isComplete`` `false` (and may name no ids) when the rows changed
+    /// cannot be named: `TRUNCATE`, a statement that changed more than 1,000 rows, or a listening
+    /// connection that was lost and is back.
+    public func changes<T: Model & Sendable>(to type: T.Type) async throws -> ChangeSequence<T.ID> where T.ID: Sendable {
+        let schema = try ModelReflection.of(T.self)
+        let feed = BatchFeed<T.ID>(table: schema.table, listener: listener)
+        try await startNotifying(T.self)
+        try await listener.subscribe(feed)
+        return ChangeSequence(source: feed)
+    }
+
+    /// Makes sure the model's table exists and notifies its changes.
+    private func startNotifying<T: Model>(_ type: T.Type) async throws {
+        let table = try await session.table(for: T.self)
+        try await ChangeNotifications.install(on: table, in: self)
+    }
+
+    /// A live query of `read` that reads again after the commits `when` accepts (and after a lost
+    /// listening connection came back).
+    private func liveQuery<T: Model & Sendable, Value: Sendable>(
+        _ type: T.Type, when: @escaping @Sendable (ChangeNotifications.TableCommit) -> Bool,
+        read: @escaping @Sendable (Postgres.Database) async throws -> Value
+    ) -> ObservedValues<Value> {
+        ObservedValues { [weak self] in
+            let subscription = Subscription(when: when, listener: self?.listener)
+            let loop = RereadLoop(read: { [weak self] in
+                guard let self else { throw RereadLoop<Value>.Ended() }
+                // Listening first, then the first read: no commit between the two is missed.
+                if subscription.needsRegistering {
+                    try await startNotifying(T.self)
+                    try subscription.follow(ModelReflection.of(T.self).table)
+                    try await listener.subscribe(subscription)
+                }
+                return try await read(self)
+            }, onEnd: { subscription.end() })
+            subscription.onChange({ [weak loop] in loop?.changed() }, onClose: { [weak loop] in loop?.finish(with: nil) })
+            return loop
+        }
+    }
+}
+
+/// A live query's place among the listener's subscribers: it tells the query's loop to read
+/// again after the commits that may change its value.
+private final class Subscription: ChangeSubscriber, @unchecked Sendable {  // mutable state is guarded by `lock`
+    private let lock = NSLock()
+    private var followed = ""
+    private var changed: (@Sendable () -> Void)?
+    private var closed: (@Sendable () -> Void)?
+    private let when: @Sendable (ChangeNotifications.TableCommit) -> Bool
+    /// Strong: the listener lets go of its subscribers when they end or it stops.
+    private let listener: Listener?
+
+    init(when: @escaping @Sendable (ChangeNotifications.TableCommit) -> Bool, listener: Listener?) {
+        self.when = when
+        self.listener = listener
+    }
+
+    var table: String { lock.withLock { followed } }
+    var needsRegistering: Bool { lock.withLock { followed.isEmpty } }
+
+    func follow(_ table: String) {
+        lock.withLock { followed = table }
+    }
+
+    func onChange(_ action: @escaping @Sendable () -> Void, onClose: @escaping @Sendable () -> Void) {
+        lock.withLock {
+            changed = action
+            closed = onClose
+        }
+    }
+
+    func committed(_ commit: ChangeNotifications.TableCommit) {
+        if when(commit) { lock.withLock { changed }?() }
+    }
+
+    func resumed() {
+        lock.withLock { changed }?()
+    }
+
+    func databaseClosed() {
+        lock.withLock { closed }?()
+    }
+
+    func end() {
+        listener?.unsubscribe(self)
+    }
+}
+
+/// The batches behind ``Postgres/Database/changes(to:)``: one per committed transaction that
+/// changed the table, each waiting for the consumer.
+private final class BatchFeed<ID: Decodable & Hashable & Sendable>: ChangeSubscriber, ObservationSource, Sendable {
+    let table: String
+    private let listener: Listener
+    private let mailbox = Mailbox<ChangeBatch<ID>>(.everyElement)
+
+    init(table: String, listener: Listener) {
+        self.table = table
+        self.listener = listener
+    }
+
+    func committed(_ commit: ChangeNotifications.TableCommit) {
+        mailbox.put(commit.batch(as: ID.self))
+    }
+
+    func resumed() {
+        mailbox.put(ChangeBatch(inserted: [], updated: [], deleted: [], isComplete: false))
+    }
+
+    func databaseClosed() {
+        mailbox.close(with: nil)
+    }
+
+    func start() {}
+
+    func next() async throws -> ChangeBatch<ID>? {
+        try await mailbox.take { [weak self] in self?.cancel() }
+    }
+
+    func cancel() {
+        guard mailbox.close(with: nil) else { return }
+        listener.unsubscribe(self)
+    }
+}
+#endif

@@ -1,0 +1,205 @@
+#if Postgres
+import Foundation
+import PostgresNIO
+
+/// Something told about committed changes to one table: a live query or a change sequence.
+protocol ChangeSubscriber: AnyObject, Sendable {
+    /// The table it follows.
+    var table: String { get }
+    /// A transaction that changed the table committed. Called in commit order; must only
+    /// schedule work.
+    func committed(_ commit: ChangeNotifications.TableCommit)
+    /// Listening resumed after the connection was lost: anything may have changed meanwhile.
+    func resumed()
+    /// The database was closed: the observation ends.
+    func databaseClosed()
+}
+
+/// The database's listening connection: one connection of its own (outside the pool, which
+/// would hand it to other statements), `LISTEN`ing on ``ChangeNotifications/channel`` while at
+/// least one subscriber exists.
+///
+/// - Notifications of one transaction arrive together; they are grouped by transaction id and
+///   handed on as one ``ChangeNotifications/TableCommit`` per table, once the next transaction's
+///   arrive or after 2 ms without more.
+/// - A lost connection is opened again (after 50 ms, doubling up to 2 s); once it listens again,
+///   every subscriber is told (``ChangeSubscriber/resumed()``), so nothing is missed silently.
+/// - The last subscriber leaving closes the connection.
+final class Listener: @unchecked Sendable {  // mutable state is guarded by `lock`; deliveries are serialized by `delivery`
+    private let address: Postgres.Address
+    private let lock = NSLock()
+    private let delivery = NSLock()
+    private var subscribers: [ObjectIdentifier: any ChangeSubscriber] = [:]
+    private var runner: Task<Void, Never>?
+    private var isListening = false
+    private var hasListened = false
+    private var waiters: [UUID: CheckedContinuation<Void, any Error>] = [:]
+    private var isStopped = false
+    /// The notifications of the transaction being received.
+    private var pending: (transaction: String, statements: [(table: String, statement: ChangeNotifications.Statement)])?
+    private var lastArrival = ContinuousClock.now
+    private var flusher: Task<Void, Never>?
+
+    static let quietPeriod = Duration.milliseconds(2)
+
+    init(address: Postgres.Address) {
+        self.address = address
+    }
+
+    /// Adds a subscriber and returns once the connection listens (so that a read made after this
+    /// returns misses no later commit). Throws when the connection cannot be opened.
+    func subscribe(_ subscriber: any ChangeSubscriber) async throws {
+        let id = UUID()
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let outcome = lock.withLock { () -> Result<Void, any Error>? in
+                    if isStopped { return .failure(Postgres.Error(.closed, message: "the database is closed")) }
+                    if Task.isCancelled { return .failure(CancellationError()) }
+                    subscribers[ObjectIdentifier(subscriber)] = subscriber
+                    if runner == nil {
+                        runner = Task { [weak self] in
+                            guard let self else { return }
+                            await run()
+                        }
+                    }
+                    if isListening { return .success(()) }
+                    waiters[id] = continuation
+                    return nil
+                }
+                if let outcome { continuation.resume(with: outcome) }
+            }
+        } onCancel: {
+            lock.withLock { waiters.removeValue(forKey: id) }?.resume(throwing: CancellationError())
+        }
+    }
+
+    /// Removes a subscriber; the last one closes the connection.
+    func unsubscribe(_ subscriber: any ChangeSubscriber) {
+        let task = lock.withLock { () -> Task<Void, Never>? in
+            subscribers.removeValue(forKey: ObjectIdentifier(subscriber))
+            guard subscribers.isEmpty, waiters.isEmpty else { return nil }
+            defer { runner = nil; isListening = false }
+            return runner
+        }
+        task?.cancel()
+    }
+
+    /// Closes the connection for good (the database closed): every observation ends.
+    func stop() {
+        let (task, waiting, ending) = lock.withLock { () -> (Task<Void, Never>?, [CheckedContinuation<Void, any Error>], [any ChangeSubscriber]) in
+            isStopped = true
+            defer { runner = nil; waiters = [:]; subscribers = [:] }
+            return (runner, Array(waiters.values), Array(subscribers.values))
+        }
+        task?.cancel()
+        for waiter in waiting { waiter.resume(throwing: Postgres.Error(.closed, message: "the database is closed")) }
+        for subscriber in ending { subscriber.databaseClosed() }
+    }
+
+    // MARK: The connection
+
+    private func run() async {
+        var delay = Duration.milliseconds(50)
+        while !Task.isCancelled {
+            do {
+                let connection = try await PostgresConnection.connect(
+                    configuration: address.connectionConfiguration, id: 1, logger: Postgres.Database.logger)
+                do {
+                    try await connection.listen(on: ChangeNotifications.channel) { notifications in
+                        listening()
+                        delay = .milliseconds(50)
+                        for try await notification in notifications { received(notification.payload) }
+                    }
+                } catch {
+                    try? await connection.close()
+                    throw error
+                }
+                try? await connection.close()
+            } catch {
+                if Task.isCancelled { break }
+                failWaiters(with: Postgres.Error.from(error, sql: "LISTEN \(ChangeNotifications.channel)"))
+            }
+            lock.withLock { isListening = false }
+            guard (try? await Task.sleep(for: delay)) != nil else { break }
+            delay = min(delay * 2, .seconds(2))
+        }
+        lock.withLock { isListening = false }
+    }
+
+    private func listening() {
+        let (waiting, resumedSubscribers) = lock.withLock { () -> ([CheckedContinuation<Void, any Error>], [any ChangeSubscriber]) in
+            isListening = true
+            defer { waiters = [:]; hasListened = true }
+            return (Array(waiters.values), hasListened ? Array(subscribers.values) : [])
+        }
+        for waiter in waiting { waiter.resume() }
+        // A transaction received in part before the loss is handed on first.
+        flush()
+        delivery.withLock { for subscriber in resumedSubscribers { subscriber.resumed() } }
+    }
+
+    private func failWaiters(with error: any Error) {
+        let waiting = lock.withLock { () -> [CheckedContinuation<Void, any Error>] in
+            defer { waiters = [:] }
+            return Array(waiters.values)
+        }
+        for waiter in waiting { waiter.resume(throwing: error) }
+    }
+
+    // MARK: Notifications
+
+    private func received(_ payload: String) {
+        let data = Data(payload.utf8)
+        // Someone else's notification on our channel: not ours to understand.
+        guard let header = try? JSONDecoder().decode(ChangeNotifications.Header.self, from: data) else { return }
+        let statement = ChangeNotifications.Statement(kind: header.e, payload: data)
+        let startFlusher = lock.withLock { () -> Bool? in
+            if let pending, pending.transaction != header.x { return nil }
+            if pending == nil { pending = (header.x, []) }
+            pending?.statements.append((header.t, statement))
+            lastArrival = .now
+            guard flusher == nil else { return false }
+            return true
+        }
+        guard let startFlusher else {
+            // Another transaction's: the one received so far is complete.
+            flush()
+            return received(payload)
+        }
+        if startFlusher {
+            let task = Task { [weak self] in
+                guard let self else { return }
+                await flushWhenQuiet()
+            }
+            lock.withLock { flusher = task }
+        }
+    }
+
+    private func flushWhenQuiet() async {
+        while true {
+            guard (try? await Task.sleep(for: Self.quietPeriod)) != nil else { return }
+            let quiet = lock.withLock { () -> Bool in
+                guard ContinuousClock.now - lastArrival >= Self.quietPeriod else { return false }
+                flusher = nil
+                return true
+            }
+            if quiet { return flush() }
+        }
+    }
+
+    /// Hands the transaction received so far to the subscribers of the tables it changed.
+    private func flush() {
+        delivery.withLock {
+            let (commit, targets) = lock.withLock { () -> ([String: [ChangeNotifications.Statement]], [any ChangeSubscriber]) in
+                guard let received = pending else { return ([:], []) }
+                pending = nil
+                return (Dictionary(grouping: received.statements, by: \.table).mapValues { $0.map(\.statement) }, Array(subscribers.values))
+            }
+            for subscriber in targets {
+                guard let statements = commit[subscriber.table] else { continue }
+                subscriber.committed(ChangeNotifications.TableCommit(table: subscriber.table, statements: statements))
+            }
+        }
+    }
+}
+#endif

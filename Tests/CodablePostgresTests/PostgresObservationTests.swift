@@ -1,0 +1,104 @@
+#if Postgres
+import Foundation
+import Testing
+@testable import CodablePostgres
+
+/// What only PostgreSQL's observation has: other app instances and processes, the listening
+/// connection's losses, and statements whose rows a notification cannot name.
+@Suite("PostgreSQL: observing across app instances", .needsPostgres, .timeLimit(.minutes(1)))
+struct PostgresObservationTests {
+    struct Visit: UUIDModel, Equatable, Sendable {
+        let id: UUID
+        var worker: String
+        var number: Int
+    }
+
+    @Test("commits by another app instance, by SQL and by another process reach observers")
+    func otherInstances() async throws {
+        let url = try await TestServer.shared.freshDatabaseURL()
+        let observer = try await Postgres.Database(url: url)
+        let other = try await Postgres.Database(url: url)
+        let everyone = Collected(observer.observe(Visit.self))
+        try await everyone.wait { $0.last == [] }
+        let batches = Batches(try await observer.changes(to: Visit.self))
+
+        let first = Visit(id: UUID(), worker: "other", number: 1)
+        try await other.save(first)                                           // another instance
+        try await everyone.wait { $0.last == [first] }
+        try await other.execute(#"UPDATE "Visit" SET number = 2 WHERE id = $1::uuid"#, first.id.uuidString)   // SQL, as psql would
+        try await everyone.wait { $0.last?.first?.number == 2 }
+        try await batches.wait { $0.count == 2 }
+        #expect(batches.values == [
+            ChangeBatch(inserted: [first.id], updated: [], deleted: [], isComplete: true),
+            ChangeBatch(inserted: [], updated: [first.id], deleted: [], isComplete: true),
+        ])
+
+        // A second process saving 40 values, one by one and in batches.
+        let worker = Bundle.main.bundleURL.appendingPathComponent("postgres-worker").path
+        let binary = FileManager.default.isExecutableFile(atPath: worker) ? worker
+            : URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("postgres-worker").path
+        let counts = Collected(observer.observe(count: Filter(\Visit.worker, is: .equal(to: "process"))))
+        try await counts.wait { $0.last == 0 }
+        let run = try await TestServer.run([binary, url, "40", "process"])
+        #expect(run.status == 0, "\(run.output)")
+        try await counts.wait { $0.last == 40 }
+        try await everyone.wait { $0.last?.count == 41 }
+        await other.close()
+        await observer.close()
+    }
+
+    @Test("a lost listening connection comes back, and everything observed is read again")
+    func listenerLost() async throws {
+        let url = try await TestServer.shared.freshDatabaseURL()
+        let observer = try await Postgres.Database(url: url)
+        let other = try await Postgres.Database(url: url)
+        let everyone = Collected(observer.observe(Visit.self))
+        try await everyone.wait { $0.last == [] }
+        let batches = Batches(try await observer.changes(to: Visit.self))
+
+        // End the listening backend from another connection, then commit while it is gone.
+        try await other.execute("""
+            SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+            WHERE datname = current_database() AND query LIKE 'LISTEN%' AND pid <> pg_backend_pid()
+            """)
+        let missed = Visit(id: UUID(), worker: "meanwhile", number: 1)
+        try await other.save(missed)
+        // Seen by the read that follows the resumption (or as its own notification, when
+        // listening resumed before the commit); the change sequence says it may have missed rows.
+        try await everyone.wait { $0.last == [missed] }
+        try await batches.wait { $0.contains { !$0.isComplete && $0.inserted.isEmpty } }
+        // And listening goes on.
+        let after = Visit(id: UUID(), worker: "after", number: 2)
+        try await other.save(after)
+        try await everyone.wait { $0.last?.count == 2 }
+        await other.close()
+        await observer.close()
+    }
+
+    @Test("statements whose rows a notification cannot name give incomplete batches; junk on the channel is ignored")
+    func unnamedRows() async throws {
+        let db = try await TestServer.shared.freshDatabase()
+        let counts = Collected(db.observe(count: Filter<Visit>()))
+        try await counts.wait { $0.last == 0 }
+        let batches = Batches(try await db.changes(to: Visit.self))
+        try await db.execute("NOTIFY \(ChangeNotifications.channel), 'not json'")
+        try await db.execute(#"NOTIFY \#(ChangeNotifications.channel), '{"x": "1", "t": "Visit", "e": "I", "n": "nonsense"}'"#)
+        try await db.save((0..<1_500).map { Visit(id: UUID(), worker: "bulk", number: $0) })   // over the 1,000 ids a notification names
+        try await counts.wait { $0.last == 1_500 }
+        try await db.execute(#"TRUNCATE "Visit""#)
+        try await counts.wait { $0.last == 0 }
+        try await batches.wait { $0.filter { !$0.isComplete }.count >= 2 }
+        #expect(batches.values.allSatisfy { $0.inserted.isEmpty && $0.deleted.isEmpty })
+        await db.close()
+    }
+
+    @Test("closing the database ends its observations")
+    func closing() async throws {
+        let db = try await TestServer.shared.freshDatabase()
+        let everyone = Collected(db.observe(Visit.self))
+        try await everyone.wait { $0.last == [] }
+        await db.close()
+        try await everyone.waitForEnd()
+    }
+}
+#endif
