@@ -61,7 +61,7 @@ extension Postgres.Database {
     func prepareKeyValueTable() async throws {
         if hasKeyValueTable.withLock({ $0 }) { return }
         // IF NOT EXISTS can still collide when two instances create it at the same moment: take turns.
-        try await transaction { session in
+        try await transactionOnOwnConnection { session in
             try await session.lock(table: Self.keyValueTable)
             _ = try await session.rows("CREATE TABLE IF NOT EXISTS \(Self.keyValueTable) (key text PRIMARY KEY, value jsonb NOT NULL)")
         }

@@ -30,12 +30,12 @@ extension Postgres.Session {
 extension Postgres.Database {
     /// Creates the table, or adds the columns a newer version of the model has, and the indexes.
     ///
-    /// Runs in its own transaction on a connection of the pool (never inside a caller's
-    /// transaction, which a rollback would undo behind the cache), holding an advisory lock named
-    /// after the table: several app instances preparing the same table at once take turns, and
-    /// the later ones find it ready.
+    /// Runs in its own transaction on a connection of its own (never inside a caller's
+    /// transaction, which a rollback would undo behind the cache, and never on the pool's, which
+    /// that transaction may hold), holding an advisory lock named after the table: several app
+    /// instances preparing the same table at once take turns, and the later ones find it ready.
     func prepare(_ table: PostgresTable, indexes: [String]) async throws {
-        try await transaction { session in
+        try await transactionOnOwnConnection { session in
                 try await session.lock(table: table.schema.table)
                 var binds = PostgresBindings()
                 binds.append(table.schema.table)

@@ -40,6 +40,11 @@ extension Postgres {
         /// Each pool connection's backend process id, learned on its first statement (see
         /// ``ServerCancel``).
         let backendIDs = Locked<[PostgresConnection.ID: Int32]>([:])
+        /// The session parameters every connection starts with (the statement timeout).
+        let startupParameters: [(String, String)]
+        /// The id of the next connection opened outside the pool (negative: the pool's count up
+        /// from 0), so that ``backendIDs`` never mixes two connections up.
+        private let nextOwnConnectionID = Locked(-10)
         /// The listening connection of live queries and change sequences (opened by the first).
         let listener: Listener
         /// The tables whose triggers notify their changes (see ``ChangeNotifications``).
@@ -70,6 +75,7 @@ extension Postgres {
             // One connection first, so that an unreachable server or a wrong password fails here
             // with its reason (the pool would keep retrying for a minute).
             let timeout = statementTimeout.map { "\(max(1, $0.components.seconds * 1_000 + $0.components.attoseconds / 1_000_000_000_000_000))" }
+            startupParameters = timeout.map { [("statement_timeout", $0)] } ?? []
             do {
                 var check = try address.connectionConfiguration
                 if let timeout { check.options.additionalStartupParameters = [("statement_timeout", timeout)] }
@@ -131,6 +137,39 @@ extension Postgres {
                 throw Postgres.Error(.connection, message: "\(failure)")
             } catch {
                 throw Postgres.Error.from(error, sql: nil)
+            }
+        }
+
+        /// Runs `body` in a transaction on a connection of its own, opened for it and closed
+        /// after: never one of the pool's, which callers' transactions may all hold (preparing a
+        /// table for a save inside a transaction would otherwise wait for a second connection of
+        /// the pool, and several such transactions at once would wait for each other forever).
+        func transactionOnOwnConnection<Result: Sendable>(_ body: (Session) async throws -> Result) async throws -> Result {
+            if isClosed.withLock({ $0 }) { throw Postgres.Error(.closed, message: "the database is closed") }
+            let id = nextOwnConnectionID.withLock { id in
+                defer { id -= 1 }
+                return id
+            }
+            let connection: PostgresConnection
+            do {
+                var configuration = try address.connectionConfiguration
+                configuration.options.additionalStartupParameters = startupParameters
+                connection = try await PostgresConnection.connect(configuration: configuration, id: id, logger: Self.logger)
+            } catch {
+                throw Postgres.Error.from(error, sql: nil)
+            }
+            defer { backendIDs.withLock { _ = $0.removeValue(forKey: id) } }
+            let session = Session(database: self, connection: connection)
+            do {
+                try await session.execute("BEGIN", [])
+                let result = try await body(session)
+                try await session.execute("COMMIT", [])
+                try? await connection.close()
+                return result
+            } catch {
+                // Closing the connection ends the transaction: the server rolls it back.
+                try? await connection.close()
+                throw error
             }
         }
 

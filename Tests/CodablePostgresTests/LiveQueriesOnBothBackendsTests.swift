@@ -161,11 +161,16 @@ final class Collected<Value: Sendable>: @unchecked Sendable {  // state is guard
     private let lock = NSLock()
     private var stored: [Value] = []
     private var isEnded = false
+    private var failure: (any Error)?
     private var task: Task<Void, Never>?
 
     init<S: AsyncSequence & Sendable>(_ sequence: S) where S.Element == Value {
         task = Task { [self] in
-            do { for try await value in sequence { lock.withLock { stored.append(value) } } } catch {}
+            do {
+                for try await value in sequence { lock.withLock { stored.append(value) } }
+            } catch {
+                lock.withLock { failure = error }
+            }
             lock.withLock { isEnded = true }
         }
     }
@@ -188,7 +193,8 @@ final class Collected<Value: Sendable>: @unchecked Sendable {  // state is guard
         let deadline = ContinuousClock.now + .seconds(Backend.isSanitized ? seconds * 6 : seconds)
         while !condition() {
             guard ContinuousClock.now < deadline else {
-                Issue.record("timed out; received \(values)", sourceLocation: sourceLocation)
+                let (ended, error) = lock.withLock { (isEnded, failure) }
+                Issue.record("timed out; received \(values)\(ended ? ", then the sequence ended" : "")\(error.map { " with \($0)" } ?? "")", sourceLocation: sourceLocation)
                 throw TimedOut()
             }
             try await Task.sleep(for: .milliseconds(2))

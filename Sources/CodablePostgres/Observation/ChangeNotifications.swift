@@ -14,7 +14,8 @@ import PostgresNIO
 ///
 /// `x` is the transaction's id (the notifications of one transaction share it), `t` the table,
 /// `e` the statement (`I`, `U`, `D`), `n` and `o` the ids of the new and old rows (from the
-/// statement's transition tables). A statement that changed more than 1,000 rows, a payload that
+/// statement's transition tables). The transaction's last notification is its end marker,
+/// `"e": "."` (see ``commitMarker``). A statement that changed more than 1,000 rows, a payload that
 /// would pass 7,900 bytes (NOTIFY's limit is 8,000) and `TRUNCATE` send `"e": "*"` without ids:
 /// the table changed, read it again.
 ///
@@ -56,10 +57,38 @@ enum ChangeNotifications {
             IF TG_OP = 'TRUNCATE' OR new_count > \(idLimit) OR old_count > \(idLimit) OR octet_length(payload) > 7900 THEN
                 payload := json_build_object('x', txid_current()::text, 't', TG_TABLE_NAME, 'e', '*')::text;
             END IF;
+            -- The transaction's first notifying statement queues its end marker (see commitMarker).
+            IF current_setting('codablepostgres.marked', true) IS DISTINCT FROM txid_current()::text THEN
+                PERFORM set_config('codablepostgres.marked', txid_current()::text, true);
+                INSERT INTO codablepostgres_commits VALUES (txid_current());
+            END IF;
             PERFORM pg_notify('\(channel)', payload);
             RETURN NULL;
         END
         $body$
+        """
+
+    /// The end of a transaction's notifications: a row of `codablepostgres_commits` (one per
+    /// notifying transaction, inserted by its first statement) fires a deferred constraint
+    /// trigger at commit, after every statement, which notifies `{"x": …, "t": "", "e": "."}` and
+    /// deletes the row. So the listener knows when a transaction's batch is whole without
+    /// waiting. (A `SET CONSTRAINTS ALL IMMEDIATE` fires it early: the listener then closes the
+    /// rest of the transaction's group after a quiet period.)
+    static let commitMarker = [
+        "CREATE UNLOGGED TABLE IF NOT EXISTS codablepostgres_commits (x bigint PRIMARY KEY)",
+        """
+        CREATE OR REPLACE FUNCTION codablepostgres_commit() RETURNS trigger LANGUAGE plpgsql AS $body$
+        BEGIN
+            PERFORM pg_notify('\(channel)', json_build_object('x', NEW.x::text, 't', '', 'e', '.')::text);
+            DELETE FROM codablepostgres_commits WHERE x = NEW.x;
+            RETURN NULL;
+        END
+        $body$
+        """,
+    ]
+    static let commitTrigger = """
+        CREATE CONSTRAINT TRIGGER codablepostgres_commit AFTER INSERT ON codablepostgres_commits \
+        DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION codablepostgres_commit()
         """
 
     /// Creates the function (or brings it up to date) and the table's triggers when they are
@@ -72,6 +101,10 @@ enum ChangeNotifications {
             lock.append(Int64(bitPattern: SQLName.stableHash("CodablePostgres change notifications")))
             _ = try await session.rows("SELECT pg_advisory_xact_lock($1)", lock)
             _ = try await session.rows(function)
+            for sql in commitMarker { _ = try await session.rows(sql) }
+            let hasMarker = try await session.integers(
+                "SELECT count(*) FROM pg_trigger WHERE tgrelid = to_regclass('codablepostgres_commits') AND tgname = 'codablepostgres_commit'")
+            if hasMarker.first == 0 { _ = try await session.rows(commitTrigger) }
             var binds = PostgresBindings()
             binds.append(table.quotedTable)
             let names = triggers.map { "'\($0.name)'" }.joined(separator: ", ")
@@ -92,7 +125,7 @@ enum ChangeNotifications {
 
     /// One notification: what one statement of a committed transaction changed.
     struct Statement: Sendable {
-        /// `I`, `U`, `D`, or `*` (rows unknown).
+        /// `I`, `U`, `D`, `*` (rows unknown), or `.` (the transaction's end marker).
         let kind: String
         /// The whole payload, for decoding the ids as the observer's id type.
         let payload: Data

@@ -11,8 +11,13 @@ extension Postgres.Database: ObservableModelStore {
     /// }
     /// ```
     ///
+    /// A read that fails because a connection was lost is tried again (after 50 ms, doubling up
+    /// to 2 s) until the server answers: a restarted server pauses an observation, it does not
+    /// end it. Any other failure ends it with that error.
+    ///
     /// The first iteration creates the table if needed and the triggers that notify its changes
-    /// (see <doc:ObservingChanges>), and opens the database's listening connection.
+    /// (see "Observing changes" in the CodablePostgres overview), and opens the database's
+    /// listening connection.
     public func observe<T: Model & Sendable>(_ filter: Filter<T>) -> ObservedValues<[T]> {
         liveQuery(T.self, when: { _ in true }) { database in try await database.get(with: filter) }
     }
@@ -81,14 +86,24 @@ extension Postgres.Database: ObservableModelStore {
         ObservedValues { [weak self] in
             let subscription = Subscription(when: when, listener: self?.listener)
             let loop = RereadLoop(read: { [weak self] in
-                guard let self else { throw RereadLoop<Value>.Ended() }
-                // Listening first, then the first read: no commit between the two is missed.
-                if subscription.needsRegistering {
-                    try await startNotifying(T.self)
-                    try subscription.follow(ModelReflection.of(T.self).table)
-                    try await listener.subscribe(subscription)
+                // A lost connection is not the end: the pool and the listener open new ones (and
+                // the listener's return reads again anyway), so the read is tried again.
+                var delay = Duration.milliseconds(50)
+                while true {
+                    guard let self else { throw RereadLoop<Value>.Ended() }
+                    do {
+                        // Listening first, then the first read: no commit between the two is missed.
+                        if subscription.needsRegistering {
+                            try await startNotifying(T.self)
+                            try subscription.follow(ModelReflection.of(T.self).table)
+                            try await listener.subscribe(subscription)
+                        }
+                        return try await read(self)
+                    } catch let error as Postgres.Error where error.code == .connection {
+                        try await Task.sleep(for: delay)
+                        delay = min(delay * 2, .seconds(2))
+                    }
                 }
-                return try await read(self)
             }, onEnd: { subscription.end() })
             subscription.onChange({ [weak loop] in loop?.changed() }, onClose: { [weak loop] in loop?.finish(with: nil) })
             return loop
@@ -113,6 +128,7 @@ private final class Subscription: ChangeSubscriber, @unchecked Sendable {  // mu
     }
 
     var table: String { lock.withLock { followed } }
+    var wantsWholeTransactions: Bool { false }
     var needsRegistering: Bool { lock.withLock { followed.isEmpty } }
 
     func follow(_ table: String) {
@@ -147,6 +163,7 @@ private final class Subscription: ChangeSubscriber, @unchecked Sendable {  // mu
 /// changed the table, each waiting for the consumer.
 private final class BatchFeed<ID: Decodable & Hashable & Sendable>: ChangeSubscriber, ObservationSource, Sendable {
     let table: String
+    var wantsWholeTransactions: Bool { true }
     private let listener: Listener
     private let mailbox = Mailbox<ChangeBatch<ID>>(.everyElement)
 

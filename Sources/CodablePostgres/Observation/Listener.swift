@@ -6,6 +6,9 @@ import PostgresNIO
 protocol ChangeSubscriber: AnyObject, Sendable {
     /// The table it follows.
     var table: String { get }
+    /// Whether it wants a transaction's notifications together (a change sequence's batch) rather
+    /// than each as it arrives (a live query, which reads again at the first).
+    var wantsWholeTransactions: Bool { get }
     /// A transaction that changed the table committed. Called in commit order; must only
     /// schedule work.
     func committed(_ commit: ChangeNotifications.TableCommit)
@@ -19,9 +22,11 @@ protocol ChangeSubscriber: AnyObject, Sendable {
 /// would hand it to other statements), `LISTEN`ing on ``ChangeNotifications/channel`` while at
 /// least one subscriber exists.
 ///
-/// - Notifications of one transaction arrive together; they are grouped by transaction id and
-///   handed on as one ``ChangeNotifications/TableCommit`` per table, once the next transaction's
-///   arrive or after 2 ms without more.
+/// - Notifications of one transaction arrive together. Live queries get each at once (the
+///   transaction has committed: a read now sees all of it). Change sequences get them grouped by
+///   transaction id, one ``ChangeNotifications/TableCommit`` per table, when the transaction's end
+///   marker arrives (or, should it not, the next transaction's notifications, or 50 ms without
+///   more).
 /// - A lost connection is opened again (after 50 ms, doubling up to 2 s); once it listens again,
 ///   every subscriber is told (``ChangeSubscriber/resumed()``), so nothing is missed silently.
 /// - The last subscriber leaving closes the connection.
@@ -38,9 +43,10 @@ final class Listener: @unchecked Sendable {  // mutable state is guarded by `loc
     /// The notifications of the transaction being received.
     private var pending: (transaction: String, statements: [(table: String, statement: ChangeNotifications.Statement)])?
     private var lastArrival = ContinuousClock.now
-    private var flusher: Task<Void, Never>?
+    /// Whether a task waits for the quiet period to hand the pending transaction on.
+    private var isFlusherRunning = false
 
-    static let quietPeriod = Duration.milliseconds(2)
+    static let quietPeriod = Duration.milliseconds(50)
 
     init(address: Postgres.Address) {
         self.address = address
@@ -153,34 +159,50 @@ final class Listener: @unchecked Sendable {  // mutable state is guarded by `loc
         // Someone else's notification on our channel: not ours to understand.
         guard let header = try? JSONDecoder().decode(ChangeNotifications.Header.self, from: data) else { return }
         let statement = ChangeNotifications.Statement(kind: header.e, payload: data)
+        delivery.withLock {
+            let targets = lock.withLock { subscribers.values.filter { !$0.wantsWholeTransactions && $0.table == header.t } }
+            let commit = ChangeNotifications.TableCommit(table: header.t, statements: [statement])
+            for subscriber in targets { subscriber.committed(commit) }
+        }
+        group(statement, of: header)
+    }
+
+    /// Adds a statement to its transaction's group, handing the previous transaction's on first;
+    /// the transaction's end marker hands its group on.
+    private func group(_ statement: ChangeNotifications.Statement, of header: ChangeNotifications.Header) {
+        if statement.kind == "." { return flush() }
         let startFlusher = lock.withLock { () -> Bool? in
             if let pending, pending.transaction != header.x { return nil }
             if pending == nil { pending = (header.x, []) }
             pending?.statements.append((header.t, statement))
             lastArrival = .now
-            guard flusher == nil else { return false }
+            guard !isFlusherRunning else { return false }
+            isFlusherRunning = true
             return true
         }
         guard let startFlusher else {
             // Another transaction's: the one received so far is complete.
             flush()
-            return received(payload)
+            return group(statement, of: header)
         }
         if startFlusher {
-            let task = Task { [weak self] in
+            Task { [weak self] in
                 guard let self else { return }
                 await flushWhenQuiet()
             }
-            lock.withLock { flusher = task }
         }
     }
 
     private func flushWhenQuiet() async {
         while true {
-            guard (try? await Task.sleep(for: Self.quietPeriod)) != nil else { return }
+            if (try? await Task.sleep(for: Self.quietPeriod)) == nil {
+                // Cancelled (never, today): hand on what arrived rather than strand it.
+                lock.withLock { isFlusherRunning = false }
+                return flush()
+            }
             let quiet = lock.withLock { () -> Bool in
                 guard ContinuousClock.now - lastArrival >= Self.quietPeriod else { return false }
-                flusher = nil
+                isFlusherRunning = false
                 return true
             }
             if quiet { return flush() }
@@ -195,7 +217,7 @@ final class Listener: @unchecked Sendable {  // mutable state is guarded by `loc
                 pending = nil
                 return (Dictionary(grouping: received.statements, by: \.table).mapValues { $0.map(\.statement) }, Array(subscribers.values))
             }
-            for subscriber in targets {
+            for subscriber in targets where subscriber.wantsWholeTransactions {
                 guard let statements = commit[subscriber.table] else { continue }
                 subscriber.committed(ChangeNotifications.TableCommit(table: subscriber.table, statements: statements))
             }

@@ -1,6 +1,8 @@
 // Scenarios A–D through each library's model API on one PostgreSQL server (loopback):
 //   A  insert 100,000 items        B  fetch all 100,000      C  10,000 lookups by id
 //   D  update 100,000 items (A and D in one transaction each)
+// Then live queries (CodablePostgres only; see Observation.swift): latency across two app
+// instances, and A and D on an observed table.
 // Contenders: CodablePostgres (`extension Item: CodableSQLite.Model {}`) and Fluent 1.57 with
 // fluent-postgres-driver 2.14 (a hand-declared FluentKit model of the same record).
 //
@@ -128,3 +130,18 @@ for scenario in ["A", "B", "C", "D"] {
     let a = ours.seconds[scenario] ?? 0, b = theirs.seconds[scenario] ?? 0
     print("\(scenario) | \(String(format: "%.3f s", a)) | \(String(format: "%.3f s", b)) | \(String(format: "%.2fx", b / a))")
 }
+
+// Our run above left "Item" with the updated items (Fluent's table is another): observe them now.
+let observed = try await observation(work, rounds: count >= 100_000 ? 200 : 50)
+print("")
+print("live queries (CodablePostgres) | median | 95th percentile")
+print("---|---|---")
+print("a save in instance 1 → instance 2's 1,000-row list observer has it | \(String(format: "%.2f ms", median(observed.listLatencies) * 1000)) | \(String(format: "%.2f ms", percentile95(observed.listLatencies) * 1000))")
+print("(reading that list once | \(String(format: "%.2f ms", median(observed.listReads) * 1000)) | \(String(format: "%.2f ms", percentile95(observed.listReads) * 1000)))")
+print("a save in instance 1 → instance 2's observer of that id has it | \(String(format: "%.2f ms", median(observed.rowLatencies) * 1000)) | \(String(format: "%.2f ms", percentile95(observed.rowLatencies) * 1000))")
+print("(reading that row once | \(String(format: "%.2f ms", median(observed.rowReads) * 1000)) | \(String(format: "%.2f ms", percentile95(observed.rowReads) * 1000)))")
+print("")
+print("writes to an observed table (best of 2, alternating) | not observed | observed (notify triggers) | observed / not")
+print("---|---|---|---")
+print("A insert | \(String(format: "%.3f s", observed.plainA)) | \(String(format: "%.3f s", observed.observedA)) | \(String(format: "%.2fx", observed.observedA / observed.plainA))")
+print("D update | \(String(format: "%.3f s", observed.plainD)) | \(String(format: "%.3f s", observed.observedD)) | \(String(format: "%.2fx", observed.observedD / observed.plainD))")
