@@ -34,8 +34,9 @@ enum Backend: String, Sendable, CustomTestStringConvertible {
         }
     }
 
-    /// A new, empty database (a WAL file for SQLite, its own database on the server for PostgreSQL).
-    func open() async throws -> any ModelStore {
+    /// A new, empty database (a WAL file for SQLite, its own database on the server for PostgreSQL),
+    /// as the protocol both engines' databases adopt.
+    func open() async throws -> any ObservableModelStore {
         switch self {
         case .sqlite:
             let path = FileManager.default.temporaryDirectory.appendingPathComponent("both-\(UUID().uuidString).sqlite").path

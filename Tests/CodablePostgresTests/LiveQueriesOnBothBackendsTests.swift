@@ -24,7 +24,7 @@ struct LiveQueriesOnBothBackendsTests {
 
     @Test("the current value first, then one per commit; a rolled-back transaction is never seen", arguments: await Backend.available)
     func currentValueThenCommits(_ backend: Backend) async throws {
-        let db = try await backend.openObservable()
+        let db = try await backend.open()
         let dishes = Chore(id: UUID(), title: "Dishes")
         try await db.save(dishes)
         let values = Collected(db.observe(Self.open))
@@ -48,7 +48,7 @@ struct LiveQueriesOnBothBackendsTests {
 
     @Test("observing one id reads again only for that row", arguments: await Backend.available)
     func oneID(_ backend: Backend) async throws {
-        let db = try await backend.openObservable()
+        let db = try await backend.open()
         let mine = Chore(id: UUID(), title: "Mine")
         try await db.save([mine, Chore(id: UUID(), title: "Other")])
         let query = db.observe(Chore.self, id: mine.id).makeQuery()
@@ -75,7 +75,7 @@ struct LiveQueriesOnBothBackendsTests {
 
     @Test("a count follows inserts and deletes", arguments: await Backend.available)
     func count(_ backend: Backend) async throws {
-        let db = try await backend.openObservable()
+        let db = try await backend.open()
         let counts = Collected(db.observe(count: Self.open))
         try await counts.wait { $0.last == 0 }
         let chores = (0..<5).map { Chore(id: UUID(), title: "c\($0)") }
@@ -91,7 +91,7 @@ struct LiveQueriesOnBothBackendsTests {
 
     @Test("change batches name the ids each transaction inserted, updated and deleted", arguments: await Backend.available)
     func changeBatches(_ backend: Backend) async throws {
-        let db = try await backend.openObservable()
+        let db = try await backend.open()
         var first = Counter(id: nil, value: 1)
         first = try await db.save(first)
         let batches = Batches(try await db.changes(to: Counter.self))
@@ -124,7 +124,7 @@ struct LiveQueriesOnBothBackendsTests {
 
     @Test("leaving the loop stops the observation", arguments: await Backend.available)
     func stopping(_ backend: Backend) async throws {
-        let db = try await backend.openObservable()
+        let db = try await backend.open()
         for _ in 0..<20 {
             var iterator = db.observe(Chore.self).makeAsyncIterator()
             #expect(try await iterator.next() == [])
@@ -138,23 +138,6 @@ struct LiveQueriesOnBothBackendsTests {
 }
 
 struct Rollback: Error {}
-
-extension Backend {
-    /// A new, empty database, as the observable protocol.
-    func openObservable() async throws -> any ObservableModelStore {
-        switch self {
-        case .sqlite:
-            let path = FileManager.default.temporaryDirectory.appendingPathComponent("live-\(UUID().uuidString).sqlite").path
-            return try SQLite.Database(path: path)
-        case .postgres:
-            #if Postgres
-            return try await TestServer.shared.freshDatabase()
-            #else
-            throw PostgresNotBuilt()
-            #endif
-        }
-    }
-}
 
 /// What an observation produced, collected by a task of its own.
 final class Collected<Value: Sendable>: @unchecked Sendable {  // state is guarded by `lock`
