@@ -98,6 +98,32 @@ struct PostgresObservationTests {
         await db.close()
     }
 
+    @Test("another role, with another search_path and no rights on the library's own objects, writes an observed table")
+    func otherRoles() async throws {
+        let url = try await TestServer.shared.freshDatabaseURL()
+        let observer = try await Postgres.Database(url: url)
+        let everyone = Collected(observer.observe(Visit.self))
+        try await everyone.wait { $0.last == [] }
+        // A role that may only read and write the model's table (as a web app's role would).
+        let role = "writer_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(12)
+        try await observer.execute("CREATE ROLE \(role) LOGIN PASSWORD 'pw'")
+        try await observer.execute(#"GRANT SELECT, INSERT, UPDATE, DELETE ON "Visit" TO \#(role)"#)
+        let writer = try await Postgres.Database(url: url.replacingOccurrences(of: "postgres:secret@", with: "\(role):pw@"))
+        let visit = Visit(id: UUID(), worker: "other role", number: 1)
+        try await writer.save(visit)
+        try await everyone.wait { $0.last == [visit] }
+        // And one whose search_path does not find the library's table by name.
+        try await writer.inTransaction { tx in
+            try await tx.execute("SET LOCAL search_path = pg_catalog")
+            try await tx.execute(#"UPDATE public."Visit" SET number = 2"#)
+        }
+        try await everyone.wait { $0.last?.first?.number == 2 }
+        await writer.close()
+        try await observer.execute("DROP OWNED BY \(role)")
+        try await observer.execute("DROP ROLE \(role)")
+        await observer.close()
+    }
+
     @Test("closing the database ends its observations")
     func closing() async throws {
         let db = try await TestServer.shared.freshDatabase()

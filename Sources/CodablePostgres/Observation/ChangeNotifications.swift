@@ -15,7 +15,7 @@ import PostgresNIO
 /// `x` is the transaction's id (the notifications of one transaction share it), `t` the table,
 /// `e` the statement (`I`, `U`, `D`), `n` and `o` the ids of the new and old rows (from the
 /// statement's transition tables). The transaction's last notification is its end marker,
-/// `"e": "."` (see ``commitMarker``). A statement that changed more than 1,000 rows, a payload that
+/// `"e": "."` (see ``commitFunction(schema:)``). A statement that changed more than 1,000 rows, a payload that
 /// would pass 7,900 bytes (NOTIFY's limit is 8,000) and `TRUNCATE` send `"e": "*"` without ids:
 /// the table changed, read it again.
 ///
@@ -37,8 +37,18 @@ enum ChangeNotifications {
         ("codablepostgres_notify_truncate", "TRUNCATE", ""),
     ]
 
-    static let function = """
-        CREATE OR REPLACE FUNCTION codablepostgres_notify() RETURNS trigger LANGUAGE plpgsql AS $body$
+    /// The version of the functions' text: an installer replaces functions of another version
+    /// only (replacing needs to own them; the same version is left alone).
+    static let version = "codablepostgres notify v2"
+
+    /// The functions run as their owner, with a fixed `search_path`, and name the marker table
+    /// with its schema: writers of any role and `search_path` (`psql`, a migration) can write
+    /// an observed table.
+    static func function(schema: String) -> String {
+        """
+        CREATE OR REPLACE FUNCTION codablepostgres_notify() RETURNS trigger LANGUAGE plpgsql
+        SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $body$
+        -- \(version)
         DECLARE
             new_ids json; old_ids json; new_count bigint := 0; old_count bigint := 0; payload text;
         BEGIN
@@ -57,16 +67,17 @@ enum ChangeNotifications {
             IF TG_OP = 'TRUNCATE' OR new_count > \(idLimit) OR old_count > \(idLimit) OR octet_length(payload) > 7900 THEN
                 payload := json_build_object('x', txid_current()::text, 't', TG_TABLE_NAME, 'e', '*')::text;
             END IF;
-            -- The transaction's first notifying statement queues its end marker (see commitMarker).
+            -- The transaction's first notifying statement queues its end marker (see commitFunction).
             IF current_setting('codablepostgres.marked', true) IS DISTINCT FROM txid_current()::text THEN
                 PERFORM set_config('codablepostgres.marked', txid_current()::text, true);
-                INSERT INTO codablepostgres_commits VALUES (txid_current());
+                INSERT INTO \(SQLName.quoted(schema)).codablepostgres_commits VALUES (txid_current());
             END IF;
             PERFORM pg_notify('\(channel)', payload);
             RETURN NULL;
         END
         $body$
         """
+    }
 
     /// The end of a transaction's notifications: a row of `codablepostgres_commits` (one per
     /// notifying transaction, inserted by its first statement) fires a deferred constraint
@@ -74,18 +85,21 @@ enum ChangeNotifications {
     /// deletes the row. So the listener knows when a transaction's batch is whole without
     /// waiting. (A `SET CONSTRAINTS ALL IMMEDIATE` fires it early: the listener then closes the
     /// rest of the transaction's group after a quiet period.)
-    static let commitMarker = [
-        "CREATE UNLOGGED TABLE IF NOT EXISTS codablepostgres_commits (x bigint PRIMARY KEY)",
+    static let markerTable = "CREATE UNLOGGED TABLE IF NOT EXISTS codablepostgres_commits (x bigint PRIMARY KEY)"
+
+    static func commitFunction(schema: String) -> String {
         """
-        CREATE OR REPLACE FUNCTION codablepostgres_commit() RETURNS trigger LANGUAGE plpgsql AS $body$
+        CREATE OR REPLACE FUNCTION codablepostgres_commit() RETURNS trigger LANGUAGE plpgsql
+        SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $body$
+        -- \(version)
         BEGIN
             PERFORM pg_notify('\(channel)', json_build_object('x', NEW.x::text, 't', '', 'e', '.')::text);
-            DELETE FROM codablepostgres_commits WHERE x = NEW.x;
+            DELETE FROM \(SQLName.quoted(schema)).codablepostgres_commits WHERE x = NEW.x;
             RETURN NULL;
         END
         $body$
-        """,
-    ]
+        """
+    }
     static let commitTrigger = """
         CREATE CONSTRAINT TRIGGER codablepostgres_commit AFTER INSERT ON codablepostgres_commits \
         DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION codablepostgres_commit()
@@ -100,8 +114,19 @@ enum ChangeNotifications {
             var lock = PostgresBindings()
             lock.append(Int64(bitPattern: SQLName.stableHash("CodablePostgres change notifications")))
             _ = try await session.rows("SELECT pg_advisory_xact_lock($1)", lock)
-            _ = try await session.rows(function)
-            for sql in commitMarker { _ = try await session.rows(sql) }
+            guard let schema = try await session.rows("SELECT current_schema()::text").first?.decode(String.self) else {
+                throw ModelError(.unexpectedResult, table.schema.modelType, "the server named no current schema to install change notifications in")
+            }
+            _ = try await session.rows(markerTable)
+            var version = PostgresBindings()
+            version.append("%\(Self.version)%")
+            for (name, sql) in [("codablepostgres_notify", function(schema: schema)), ("codablepostgres_commit", commitFunction(schema: schema))] {
+                let current = try await session.integers("""
+                    SELECT count(*) FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace \
+                    WHERE n.nspname = current_schema() AND p.proname = '\(name)' AND p.prosrc LIKE $1
+                    """, version)
+                if current.first == 0 { _ = try await session.rows(sql) }
+            }
             let hasMarker = try await session.integers(
                 "SELECT count(*) FROM pg_trigger WHERE tgrelid = to_regclass('codablepostgres_commits') AND tgname = 'codablepostgres_commit'")
             if hasMarker.first == 0 { _ = try await session.rows(commitTrigger) }

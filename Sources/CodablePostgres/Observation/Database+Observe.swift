@@ -66,8 +66,13 @@ extension Postgres.Database: ObservableModelStore {
     public func changes<T: Model & Sendable>(to type: T.Type) async throws -> ChangeSequence<T.ID> where T.ID: Sendable {
         let schema = try ModelReflection.of(T.self)
         let feed = BatchFeed<T.ID>(table: schema.table, listener: listener)
-        try await startNotifying(T.self)
-        try await listener.subscribe(feed)
+        do {
+            try await startNotifying(T.self)
+            try await listener.subscribe(feed)
+        } catch {
+            feed.cancel()
+            throw error
+        }
         return ChangeSequence(source: feed)
     }
 
@@ -97,6 +102,7 @@ extension Postgres.Database: ObservableModelStore {
                             try await startNotifying(T.self)
                             try subscription.follow(ModelReflection.of(T.self).table)
                             try await listener.subscribe(subscription)
+                            subscription.registered()
                         }
                         return try await read(self)
                     } catch let error as Postgres.Error where error.code == .connection {
@@ -116,6 +122,7 @@ extension Postgres.Database: ObservableModelStore {
 private final class Subscription: ChangeSubscriber, @unchecked Sendable {  // mutable state is guarded by `lock`
     private let lock = NSLock()
     private var followed = ""
+    private var isRegistered = false
     private var changed: (@Sendable () -> Void)?
     private var closed: (@Sendable () -> Void)?
     private let when: @Sendable (ChangeNotifications.TableCommit) -> Bool
@@ -129,7 +136,12 @@ private final class Subscription: ChangeSubscriber, @unchecked Sendable {  // mu
 
     var table: String { lock.withLock { followed } }
     var wantsWholeTransactions: Bool { false }
-    var needsRegistering: Bool { lock.withLock { followed.isEmpty } }
+    /// Whether the listener has yet to confirm that it listens for this subscription.
+    var needsRegistering: Bool { lock.withLock { !isRegistered } }
+
+    func registered() {
+        lock.withLock { isRegistered = true }
+    }
 
     func follow(_ table: String) {
         lock.withLock { followed = table }

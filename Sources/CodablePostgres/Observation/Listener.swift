@@ -36,6 +36,9 @@ final class Listener: @unchecked Sendable {  // mutable state is guarded by `loc
     private let delivery = NSLock()
     private var subscribers: [ObjectIdentifier: any ChangeSubscriber] = [:]
     private var runner: Task<Void, Never>?
+    /// Which runner is the current one: a runner that was cancelled (the last subscriber left)
+    /// may still be ending while a new one starts, and must not touch the new one's state.
+    private var generation = 0
     private var isListening = false
     private var hasListened = false
     private var waiters: [UUID: CheckedContinuation<Void, any Error>] = [:]
@@ -63,9 +66,13 @@ final class Listener: @unchecked Sendable {  // mutable state is guarded by `loc
                     if Task.isCancelled { return .failure(CancellationError()) }
                     subscribers[ObjectIdentifier(subscriber)] = subscriber
                     if runner == nil {
+                        // A new connection for new subscribers: nothing was lost yet.
+                        hasListened = false
+                        generation += 1
+                        let current = generation
                         runner = Task { [weak self] in
                             guard let self else { return }
-                            await run()
+                            await run(generation: current)
                         }
                     }
                     if isListening { return .success(()) }
@@ -84,7 +91,7 @@ final class Listener: @unchecked Sendable {  // mutable state is guarded by `loc
         let task = lock.withLock { () -> Task<Void, Never>? in
             subscribers.removeValue(forKey: ObjectIdentifier(subscriber))
             guard subscribers.isEmpty, waiters.isEmpty else { return nil }
-            defer { runner = nil; isListening = false }
+            defer { runner = nil; isListening = false; generation += 1 }
             return runner
         }
         task?.cancel()
@@ -94,7 +101,7 @@ final class Listener: @unchecked Sendable {  // mutable state is guarded by `loc
     func stop() {
         let (task, waiting, ending) = lock.withLock { () -> (Task<Void, Never>?, [CheckedContinuation<Void, any Error>], [any ChangeSubscriber]) in
             isStopped = true
-            defer { runner = nil; waiters = [:]; subscribers = [:] }
+            defer { runner = nil; waiters = [:]; subscribers = [:]; generation += 1 }
             return (runner, Array(waiters.values), Array(subscribers.values))
         }
         task?.cancel()
@@ -104,7 +111,7 @@ final class Listener: @unchecked Sendable {  // mutable state is guarded by `loc
 
     // MARK: The connection
 
-    private func run() async {
+    private func run(generation current: Int) async {
         var delay = Duration.milliseconds(50)
         while !Task.isCancelled {
             do {
@@ -112,9 +119,12 @@ final class Listener: @unchecked Sendable {  // mutable state is guarded by `loc
                     configuration: address.connectionConfiguration, id: 1, logger: Postgres.Database.logger)
                 do {
                     try await connection.listen(on: ChangeNotifications.channel) { notifications in
-                        listening()
+                        guard listening(generation: current) else { return }
                         delay = .milliseconds(50)
-                        for try await notification in notifications { received(notification.payload) }
+                        for try await notification in notifications {
+                            guard isCurrent(current) else { return }
+                            received(notification.payload)
+                        }
                     }
                 } catch {
                     try? await connection.close()
@@ -123,25 +133,36 @@ final class Listener: @unchecked Sendable {  // mutable state is guarded by `loc
                 try? await connection.close()
             } catch {
                 if Task.isCancelled { break }
-                failWaiters(with: Postgres.Error.from(error, sql: "LISTEN \(ChangeNotifications.channel)"))
+                if isCurrent(current) {
+                    failWaiters(with: Postgres.Error.from(error, sql: "LISTEN \(ChangeNotifications.channel)"))
+                }
             }
-            lock.withLock { isListening = false }
+            lock.withLock { if generation == current { isListening = false } }
             guard (try? await Task.sleep(for: delay)) != nil else { break }
             delay = min(delay * 2, .seconds(2))
         }
-        lock.withLock { isListening = false }
+        lock.withLock { if generation == current { isListening = false } }
     }
 
-    private func listening() {
-        let (waiting, resumedSubscribers) = lock.withLock { () -> ([CheckedContinuation<Void, any Error>], [any ChangeSubscriber]) in
+    private func isCurrent(_ runnerGeneration: Int) -> Bool {
+        lock.withLock { generation == runnerGeneration }
+    }
+
+    /// The connection listens: wakes the subscribers waiting for it, and after a loss tells every
+    /// subscriber to read again. `false` when this runner is no longer the current one.
+    private func listening(generation current: Int) -> Bool {
+        let state = lock.withLock { () -> ([CheckedContinuation<Void, any Error>], [any ChangeSubscriber])? in
+            guard generation == current else { return nil }
             isListening = true
             defer { waiters = [:]; hasListened = true }
             return (Array(waiters.values), hasListened ? Array(subscribers.values) : [])
         }
+        guard let (waiting, resumedSubscribers) = state else { return false }
         for waiter in waiting { waiter.resume() }
         // A transaction received in part before the loss is handed on first.
         flush()
         delivery.withLock { for subscriber in resumedSubscribers { subscriber.resumed() } }
+        return true
     }
 
     private func failWaiters(with error: any Error) {
@@ -170,7 +191,10 @@ final class Listener: @unchecked Sendable {  // mutable state is guarded by `loc
     /// Adds a statement to its transaction's group, handing the previous transaction's on first;
     /// the transaction's end marker hands its group on.
     private func group(_ statement: ChangeNotifications.Statement, of header: ChangeNotifications.Header) {
-        if statement.kind == "." { return flush() }
+        if statement.kind == "." {
+            flush()
+            return
+        }
         let startFlusher = lock.withLock { () -> Bool? in
             if let pending, pending.transaction != header.x { return nil }
             if pending == nil { pending = (header.x, []) }
@@ -198,29 +222,35 @@ final class Listener: @unchecked Sendable {  // mutable state is guarded by `loc
             if (try? await Task.sleep(for: Self.quietPeriod)) == nil {
                 // Cancelled (never, today): hand on what arrived rather than strand it.
                 lock.withLock { isFlusherRunning = false }
-                return flush()
+                flush()
+                return
             }
-            let quiet = lock.withLock { () -> Bool in
-                guard ContinuousClock.now - lastArrival >= Self.quietPeriod else { return false }
-                isFlusherRunning = false
-                return true
-            }
-            if quiet { return flush() }
+            if flush(onlyIfQuiet: true) { return }
         }
     }
 
-    /// Hands the transaction received so far to the subscribers of the tables it changed.
-    private func flush() {
+    /// Hands the transaction received so far to the subscribers of the tables it changed. With
+    /// `onlyIfQuiet`, only when nothing arrived for the quiet period (then this flusher is done:
+    /// `true`); the check and the taking are one critical section, so a transaction arriving
+    /// meanwhile is never cut in two.
+    @discardableResult
+    private func flush(onlyIfQuiet: Bool = false) -> Bool {
         delivery.withLock {
-            let (commit, targets) = lock.withLock { () -> ([String: [ChangeNotifications.Statement]], [any ChangeSubscriber]) in
+            let taken = lock.withLock { () -> ([String: [ChangeNotifications.Statement]], [any ChangeSubscriber])? in
+                if onlyIfQuiet {
+                    guard ContinuousClock.now - lastArrival >= Self.quietPeriod else { return nil }
+                    isFlusherRunning = false
+                }
                 guard let received = pending else { return ([:], []) }
                 pending = nil
                 return (Dictionary(grouping: received.statements, by: \.table).mapValues { $0.map(\.statement) }, Array(subscribers.values))
             }
+            guard let (commit, targets) = taken else { return false }
             for subscriber in targets where subscriber.wantsWholeTransactions {
                 guard let statements = commit[subscriber.table] else { continue }
                 subscriber.committed(ChangeNotifications.TableCommit(table: subscriber.table, statements: statements))
             }
+            return true
         }
     }
 }

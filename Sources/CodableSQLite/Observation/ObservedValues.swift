@@ -22,8 +22,9 @@
 ///   backlog, and always the final state. When `Value` is `Equatable`, a value equal to the
 ///   previous one is not repeated. Bursts are coalesced: 10,000 commits in a row cost a few reads.
 /// - **Errors end it.** A read that fails (the table was dropped) throws from the loop.
-/// - **Lifetime.** Leaving the loop, or cancelling its task, stops the observation and removes
-///   what it installed. An observation never keeps the database alive.
+/// - **Lifetime.** Leaving the loop, or cancelling its task, stops the observation (on SQLite it
+///   also removes what it installed; PostgreSQL's notify triggers stay with the table, for other
+///   app instances). An observation never keeps the database alive.
 ///
 /// Iterating starts the observation; each iteration is an observation of its own.
 ///

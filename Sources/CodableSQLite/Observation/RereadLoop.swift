@@ -48,21 +48,19 @@ package final class RereadLoop<Value: Sendable>: ObservationSource, @unchecked S
     /// Something the value depends on changed: read it again (once more after the read that
     /// runs, if one does). Only schedules work: callable from any thread.
     package func changed() {
-        let start = lock.withLock { () -> Bool in
-            guard !mailbox.isClosed else { return false }
+        lock.withLock {
+            guard !mailbox.isClosed else { return }
             if isReading {
                 readAgain = true
-                return false
+                return
             }
             isReading = true
-            return true
+            // Made under the lock, so that `finish` always sees the running reader.
+            reader = Task { [weak self] in
+                guard let self else { return }
+                await readUntilCurrent()
+            }
         }
-        guard start else { return }
-        let task = Task { [weak self] in
-            guard let self else { return }
-            await readUntilCurrent()
-        }
-        lock.withLock { reader = task }
     }
 
     private func readUntilCurrent() async {
