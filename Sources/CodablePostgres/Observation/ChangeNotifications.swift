@@ -39,17 +39,26 @@ enum ChangeNotifications {
 
     /// The version of the functions' text: an installer replaces functions of another version
     /// only (replacing needs to own them; the same version is left alone).
-    static let version = "codablepostgres notify v2"
+    static let version = "codablepostgres notify v3"
 
-    /// The functions run as their owner, with a fixed `search_path`, and name the marker table
-    /// with its schema: writers of any role and `search_path` (`psql`, a migration) can write
-    /// an observed table.
-    static func function(schema: String) -> String {
+    /// A trigger function as every one of ours is made: it runs as its owner with a fixed
+    /// `search_path` (so writers of any role and `search_path`, `psql` or a migration, can write
+    /// an observed table) and carries ``version``.
+    static func triggerFunction(_ name: String, _ body: String) -> String {
         """
-        CREATE OR REPLACE FUNCTION codablepostgres_notify() RETURNS trigger LANGUAGE plpgsql
+        CREATE OR REPLACE FUNCTION \(name)() RETURNS trigger LANGUAGE plpgsql
         SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $body$
         -- \(version)
+        \(body)
+        $body$
+        """
+    }
+
+    /// The function the table triggers call; it names the marker table with its schema.
+    static func function(schema: String) -> String {
+        triggerFunction("codablepostgres_notify", """
         DECLARE
+            tx text := txid_current()::text;
             new_ids json; old_ids json; new_count bigint := 0; old_count bigint := 0; payload text;
         BEGIN
             IF TG_OP IN ('INSERT', 'UPDATE') THEN
@@ -63,20 +72,19 @@ enum ChangeNotifications {
             IF TG_OP <> 'TRUNCATE' AND new_count = 0 AND old_count = 0 THEN
                 RETURN NULL;
             END IF;
-            payload := json_build_object('x', txid_current()::text, 't', TG_TABLE_NAME, 'e', left(TG_OP, 1), 'n', new_ids, 'o', old_ids)::text;
+            payload := json_build_object('x', tx, 't', TG_TABLE_NAME, 'e', left(TG_OP, 1), 'n', new_ids, 'o', old_ids)::text;
             IF TG_OP = 'TRUNCATE' OR new_count > \(idLimit) OR old_count > \(idLimit) OR octet_length(payload) > 7900 THEN
-                payload := json_build_object('x', txid_current()::text, 't', TG_TABLE_NAME, 'e', '*')::text;
+                payload := json_build_object('x', tx, 't', TG_TABLE_NAME, 'e', '*')::text;
             END IF;
             -- The transaction's first notifying statement queues its end marker (see commitFunction).
-            IF current_setting('codablepostgres.marked', true) IS DISTINCT FROM txid_current()::text THEN
-                PERFORM set_config('codablepostgres.marked', txid_current()::text, true);
-                INSERT INTO \(SQLName.quoted(schema)).codablepostgres_commits VALUES (txid_current());
+            IF current_setting('codablepostgres.marked', true) IS DISTINCT FROM tx THEN
+                PERFORM set_config('codablepostgres.marked', tx, true);
+                INSERT INTO \(SQLName.quoted(schema)).codablepostgres_commits VALUES (tx::bigint);
             END IF;
             PERFORM pg_notify('\(channel)', payload);
             RETURN NULL;
         END
-        $body$
-        """
+        """)
     }
 
     /// The end of a transaction's notifications: a row of `codablepostgres_commits` (one per
@@ -88,18 +96,15 @@ enum ChangeNotifications {
     static let markerTable = "CREATE UNLOGGED TABLE IF NOT EXISTS codablepostgres_commits (x bigint PRIMARY KEY)"
 
     static func commitFunction(schema: String) -> String {
-        """
-        CREATE OR REPLACE FUNCTION codablepostgres_commit() RETURNS trigger LANGUAGE plpgsql
-        SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $body$
-        -- \(version)
+        triggerFunction("codablepostgres_commit", """
         BEGIN
             PERFORM pg_notify('\(channel)', json_build_object('x', NEW.x::text, 't', '', 'e', '.')::text);
             DELETE FROM \(SQLName.quoted(schema)).codablepostgres_commits WHERE x = NEW.x;
             RETURN NULL;
         END
-        $body$
-        """
+        """)
     }
+
     static let commitTrigger = """
         CREATE CONSTRAINT TRIGGER codablepostgres_commit AFTER INSERT ON codablepostgres_commits \
         DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION codablepostgres_commit()
