@@ -14,10 +14,12 @@ extension Postgres.Queryable {
         var binds = PostgresBindings()
         binds.append(key)
         binds.append(try JSONForm.encode(value))
-        _ = try await session.rows("""
-            INSERT INTO \(Postgres.Database.keyValueTable) (key, value) VALUES ($1, $2::jsonb) \
-            ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value
-            """, binds)
+        try await session.writing { session in
+            _ = try await session.rows("""
+                INSERT INTO \(Postgres.Database.keyValueTable) (key, value) VALUES ($1, $2::jsonb) \
+                ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value
+                """, binds)
+        }
     }
 
     /// The value stored under a key, or `nil`.
@@ -48,8 +50,10 @@ extension Postgres.Queryable {
         try await session.database.prepareKeyValueTable()
         var binds = PostgresBindings()
         binds.append(key)
-        let removed = try await session.integers(
-            "WITH removed AS (DELETE FROM \(Postgres.Database.keyValueTable) WHERE key = $1 RETURNING 1) SELECT count(*) FROM removed", binds)
+        let removed = try await session.writing { session in
+            try await session.integers(
+                "WITH removed AS (DELETE FROM \(Postgres.Database.keyValueTable) WHERE key = $1 RETURNING 1) SELECT count(*) FROM removed", binds)
+        }
         return (removed.first ?? 0) > 0
     }
 }

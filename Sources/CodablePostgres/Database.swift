@@ -123,21 +123,47 @@ extension Postgres {
         }
 
         /// Runs `body` in a transaction on a connection of the pool.
+        ///
+        /// BEGIN, COMMIT and ROLLBACK are statements of their own, each with ``Session/rows(_:_:within:)``'s
+        /// time limit, so that a connection the server ends mid-transaction fails the call with
+        /// ``Postgres/Error/Code/connection`` instead of leaving it waiting. COMMIT and ROLLBACK run
+        /// whatever the task's cancellation: a cancelled caller still learns whether its
+        /// transaction committed, and a connection never goes back to the pool inside a
+        /// transaction (one whose ROLLBACK gets no answer is closed, which ends the transaction
+        /// on the server).
         func transaction<Result: Sendable>(_ body: (Session) async throws -> Result) async throws -> Result {
+            if isClosed.withLock({ $0 }) { throw Postgres.Error(.closed, message: "the database is closed") }
             do {
-                return try await client.withTransaction(logger: Self.logger) { connection in
-                    try await body(Session(database: self, connection: connection))
+                return try await client.withConnection { connection in
+                    let session = Session(database: self, connection: connection)
+                    let result: Result
+                    do {
+                        try await session.execute("BEGIN", [])
+                        result = try await body(session)
+                    } catch {
+                        await Self.rollBack(session)
+                        throw error
+                    }
+                    do {
+                        // Not cancellable: once COMMIT is sent, only its answer says what happened.
+                        try await Task { _ = try await session.rows("COMMIT") }.value
+                    } catch {
+                        await Self.rollBack(session)
+                        throw error
+                    }
+                    return result
                 }
-            } catch let failure as PostgresTransactionError {
-                // Report what failed first: the closure's error, else BEGIN's or COMMIT's.
-                if let error = failure.closureError { throw Postgres.Error.from(error, sql: nil) }
-                if let error = failure.beginError { throw Postgres.Error.from(error, sql: "BEGIN") }
-                if let error = failure.commitError { throw Postgres.Error.from(error, sql: "COMMIT") }
-                if let error = failure.rollbackError { throw Postgres.Error.from(error, sql: "ROLLBACK") }
-                throw Postgres.Error(.connection, message: "\(failure)")
             } catch {
                 throw Postgres.Error.from(error, sql: nil)
             }
+        }
+
+        /// Ends a failed transaction: ROLLBACK, or closing the connection when that gets no answer
+        /// (the server rolls back a transaction whose connection ends).
+        private static func rollBack(_ session: Session) async {
+            guard let connection = session.connection, !connection.isClosed else { return }
+            let rolledBack = await Task { (try? await session.rows("ROLLBACK", within: .seconds(10))) != nil }.value
+            if !rolledBack { try? await connection.close() }
         }
 
         /// Runs `body` in a transaction on a connection of its own, opened for it and closed

@@ -51,8 +51,17 @@ extension Postgres.Queryable {
     /// try await db.execute("CREATE INDEX IF NOT EXISTS person_name ON \"Person\" (lower(name))")
     /// try await db.execute("UPDATE \"Person\" SET age = age + 1 WHERE name = $1", "Bob")
     /// ```
+    ///
+    /// On a ``Postgres/Database`` the statement runs in a transaction of its own, so that it is
+    /// reported done only once committed; a statement PostgreSQL refuses to run in a transaction
+    /// block (`VACUUM`, `CREATE INDEX CONCURRENTLY`, SQLSTATE 25001) runs on its own instead.
     public func execute(_ sql: String, _ arguments: String?...) async throws {
-        try await handle.session.execute(sql, arguments)
+        let session = handle.session
+        do {
+            try await session.writing { try await $0.execute(sql, arguments) }
+        } catch let error as Postgres.Error where error.sqlState == "25001" && session.connection == nil {
+            try await session.execute(sql, arguments)
+        }
     }
 
     /// Inserts or replaces a value (by id); returns it as stored, with its id when PostgreSQL
@@ -63,7 +72,7 @@ extension Postgres.Queryable {
     /// ```
     @discardableResult
     public func save<T: Model & Sendable>(_ value: T) async throws -> T {
-        guard let saved = try await handle.session.save([value]).first else {
+        guard let saved = try await handle.session.writing({ try await $0.save([value]) }).first else {
             throw ModelError(.unexpectedResult, T.self, "the save returned no row")
         }
         return saved
@@ -78,7 +87,7 @@ extension Postgres.Queryable {
     /// ```
     @discardableResult
     public func save<T: Model & Sendable>(_ values: [T]) async throws -> [T] {
-        try await handle.session.save(values)
+        try await handle.session.writing { try await $0.save(values) }
     }
 
     /// Every stored value of the type.
@@ -133,7 +142,7 @@ extension Postgres.Queryable {
     /// ```
     @discardableResult
     public func delete<T: Model & Sendable>(_ value: T) async throws -> Bool {
-        try await handle.session.delete(T.self, ids: [value.id]) > 0
+        try await handle.session.writing { try await $0.delete(T.self, ids: [value.id]) } > 0
     }
 
     /// Deletes the value with this id; whether there was one.
@@ -143,7 +152,7 @@ extension Postgres.Queryable {
     /// ```
     @discardableResult
     public func delete<T: Model & Sendable>(_ type: T.Type, id: T.ID) async throws -> Bool where T.ID: Sendable {
-        try await handle.session.delete(T.self, ids: [id]) > 0
+        try await handle.session.writing { try await $0.delete(T.self, ids: [id]) } > 0
     }
 
     /// Deletes these values (by id); how many were stored.
@@ -153,7 +162,7 @@ extension Postgres.Queryable {
     /// ```
     @discardableResult
     public func delete<T: Model & Sendable>(_ values: [T]) async throws -> Int {
-        try await handle.session.delete(T.self, ids: values.map(\.id))
+        try await handle.session.writing { try await $0.delete(T.self, ids: values.map(\.id)) }
     }
 
     /// Deletes the values matching the filter (within its order and page); how many.
@@ -163,7 +172,7 @@ extension Postgres.Queryable {
     /// ```
     @discardableResult
     public func delete<T: Model & Sendable>(with filter: Filter<T>) async throws -> Int {
-        try await handle.session.delete(with: filter)
+        try await handle.session.writing { try await $0.delete(with: filter) }
     }
 }
 #endif

@@ -71,9 +71,11 @@ extension Postgres {
         /// Runs `sql` and returns its rows; failures become ``Postgres/Error``.
         ///
         /// Gives up when the server has not answered within the database's statement timeout (plus
-        /// a grace period, since the server enforces the same limit itself): a connection the
-        /// server ended can leave a statement waiting forever in the client.
-        func rows(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) async throws -> [PostgresRow] {
+        /// a grace period, since the server enforces the same limit itself), and soon after the
+        /// statement's connection is closed: postgres-nio can leave a statement waiting forever on
+        /// a connection the server ended (one queued while the previous statement's ReadyForQuery
+        /// was still on its way).
+        func rows(_ sql: String, _ binds: PostgresBindings = PostgresBindings(), within limit: Duration? = nil) async throws -> [PostgresRow] {
             let query = PostgresQuery(unsafeSQL: sql, binds: binds)
             if database.isClosed.withLock({ $0 }) {
                 throw Postgres.Error(.closed, message: "the database is closed", sql: sql)
@@ -81,10 +83,12 @@ extension Postgres {
             try Task.checkCancellation()
             let database = database, client = database.client, connection = connection
             let cancel = ServerCancel(database: database)
+            let running = Locked<PostgresConnection?>(connection)
             let run: @Sendable () async throws -> [PostgresRow] = {
                 // The connection is held until a cancel request sent for this statement has
                 // arrived, so that it can never reach the next statement on the connection.
                 func run(on connection: PostgresConnection) async throws -> [PostgresRow] {
+                    running.withLock { $0 = connection }
                     cancel.running(on: (try? await database.backendID(of: connection)) ?? nil)
                     do {
                         let rows = try await connection.query(query, logger: Database.logger).collect()
@@ -99,18 +103,20 @@ extension Postgres {
                 return try await client.withConnection { try await run(on: $0) }
             }
             do {
-                return try await Self.answer(within: database.statementTimeout.map { $0 + .seconds(5) }, sql: sql, run, onCancel: cancel.request)
+                return try await Self.answer(
+                    within: limit ?? database.statementTimeout.map { $0 + .seconds(5) }, sql: sql, run,
+                    isLost: { running.withLock { $0?.isClosed ?? false } }, onCancel: cancel.request)
             } catch {
                 throw Postgres.Error.from(error, sql: sql)
             }
         }
 
-        /// `work`'s result, or an error once `limit` has passed or the task is cancelled; then
-        /// `onCancel` runs (which asks the server to cancel the statement) and `work` is left to
-        /// finish on its own.
+        /// `work`'s result, or an error once `limit` has passed, `isLost` has said so for a while,
+        /// or the task is cancelled; then `onCancel` runs (which asks the server to cancel the
+        /// statement) and `work` is left to finish on its own.
         private static func answer<Value: Sendable>(
             within limit: Duration?, sql: String, _ work: @escaping @Sendable () async throws -> Value,
-            onCancel: @escaping @Sendable () -> Void
+            isLost: @escaping @Sendable () -> Bool, onCancel: @escaping @Sendable () -> Void
         ) async throws -> Value {
             let waiting = Locked<CheckedContinuation<Value, any Swift.Error>?>(nil)
             let tasks = Locked<[Task<Void, Never>]>([])
@@ -126,24 +132,39 @@ extension Postgres {
                         }
                         tasks.withLock { $0.forEach { $0.cancel() } }
                     }
-                    // No limit, no timer: nothing more per statement than the worker.
-                    let timer = limit.map { limit in
-                        Task {
-                            guard (try? await Task.sleep(for: limit)) != nil else { return }
-                            waiting.withLock { $0.take() }?.resume(throwing: Postgres.Error(
-                                .connection, message: "the server did not answer within \(limit); the connection is lost or the server is overloaded",
-                                sql: sql))
+                    // Wakes every quarter second while the statement runs (most never see it wake).
+                    let watcher = Task {
+                        let clock = ContinuousClock(), start = clock.now
+                        var closedChecks = 0
+                        while (try? await Task.sleep(for: .milliseconds(250))) != nil {
+                            let failure: Postgres.Error
+                            if let limit, clock.now - start >= limit {
+                                failure = Postgres.Error(
+                                    .connection, message: "the server did not answer within \(limit); the connection is lost or the server is overloaded",
+                                    sql: sql)
+                            } else if isLost() {
+                                // Twice in a row: an answer already on its way gets half a second.
+                                closedChecks += 1
+                                guard closedChecks >= 2 else { continue }
+                                failure = Postgres.Error(
+                                    .connection, message: "the connection to the server was closed before the statement's answer arrived", sql: sql)
+                            } else {
+                                closedChecks = 0
+                                continue
+                            }
+                            waiting.withLock { $0.take() }?.resume(throwing: failure)
+                            return
                         }
                     }
-                    tasks.withLock { $0 = [worker] + (timer.map { [$0] } ?? []) }
-                    if waiting.withLock({ $0 == nil }) { timer?.cancel() }
+                    tasks.withLock { $0 = [worker, watcher] }
+                    if waiting.withLock({ $0 == nil }) { watcher.cancel() }
                 }
             } onCancel: {
                 if let continuation = waiting.withLock({ $0.take() }) {
                     onCancel()
                     continuation.resume(throwing: CancellationError())
                 }
-                tasks.withLock { $0.dropFirst().forEach { $0.cancel() } }   // the timer; the worker waits for the server's answer
+                tasks.withLock { $0.dropFirst().forEach { $0.cancel() } }   // the watcher; the worker waits for the server's answer
             }
         }
 
@@ -156,6 +177,18 @@ extension Postgres {
                     throw ModelError(.unexpectedResult, Database.self, "expected an integer from \(sql): \(error)")
                 }
             }
+        }
+
+        /// Runs `body` as one transaction: the caller's, when the session is a transaction's, else
+        /// a transaction of its own on a connection of the pool.
+        ///
+        /// Every write outside a caller's transaction goes through here, because a statement run
+        /// on its own is reported complete before its implicit commit (postgres-nio answers at the
+        /// server's CommandComplete; the commit follows at Sync), so a connection lost in between
+        /// would undo a write already reported saved. An explicit COMMIT answers only once committed.
+        func writing<Result: Sendable>(_ body: (Session) async throws -> Result) async throws -> Result {
+            if connection != nil { return try await body(self) }
+            return try await database.transaction(body)
         }
 
         /// Runs `sql` with text arguments, ignoring any rows it returns.

@@ -11,6 +11,18 @@ import Testing
 actor TestServer {
     static let shared = TestServer()
 
+    /// Whether commits wait for their WAL to reach the operating system: off for the shared server
+    /// (speed), on for a server that is restarted by a test (a commit must survive a crash of
+    /// the server, though not of the machine: fsync stays off).
+    private let durableCommits: Bool
+    /// How to start and stop the server once launched.
+    private var control: (start: [String], stop: [String], isReady: [String], log: String)?
+
+    /// A server of the tests' own; `durableCommits` for one a test restarts.
+    init(durableCommits: Bool = false) {
+        self.durableCommits = durableCommits
+    }
+
     /// Whether the tests run under a sanitizer, where everything (password authentication of a new
     /// connection included) is several times slower: latency bounds allow for it.
     static var isSanitized: Bool { Backend.isSanitized }
@@ -79,27 +91,15 @@ actor TestServer {
             "--auth=scram-sha-256", "-E", "UTF8", "--locale=C", "--no-sync",
         ])
         guard initdb.status == 0 else { throw Unavailable(description: "initdb failed: \(initdb.output)") }
-        let options = "-p \(port) -c listen_addresses=127.0.0.1 -k \(folder) -c fsync=off -c synchronous_commit=off "
-            + "-c full_page_writes=off -c max_connections=300"
-        // Not waited for: the server it starts inherits the descriptors Foundation watches for the
-        // end of a child process, so pg_ctl would never seem to end. pg_isready says when it is up.
-        let pgctl = Process()
-        pgctl.executableURL = URL(fileURLWithPath: (asServerUser + [bin + "/pg_ctl"])[0])
-        pgctl.arguments = Array((asServerUser + [bin + "/pg_ctl", "-D", folder + "/data", "-l", folder + "/server.log", "-o", options, "start"]).dropFirst())
-        pgctl.standardOutput = FileHandle.nullDevice
-        pgctl.standardError = FileHandle.nullDevice
-        try pgctl.run()
-        var ready = false
-        for _ in 0..<300 where !ready {
-            try await Task.sleep(for: .milliseconds(100))
-            ready = try await Self.run([bin + "/pg_isready", "-q", "-h", "127.0.0.1", "-p", "\(port)"]).status == 0
-        }
-        guard ready else {
-            let log = (try? String(contentsOfFile: folder + "/server.log", encoding: .utf8)) ?? ""
-            throw Unavailable(description: "the server did not start within 30 seconds: \(log)")
-        }
+        let options = "-p \(port) -c listen_addresses=127.0.0.1 -k \(folder) -c fsync=off "
+            + (durableCommits ? "" : "-c synchronous_commit=off ") + "-c full_page_writes=off -c max_connections=300"
+        let pgctl = asServerUser + [bin + "/pg_ctl", "-D", folder + "/data"]
+        control = (
+            start: pgctl + ["-l", folder + "/server.log", "-o", options, "start"], stop: pgctl + ["stop"],
+            isReady: [bin + "/pg_isready", "-q", "-h", "127.0.0.1", "-p", "\(port)"], log: folder + "/server.log")
+        try await startServer()
         // Stops the server and removes its folder once this test process has exited.
-        let stop = (asServerUser + [bin + "/pg_ctl", "-D", folder + "/data", "stop", "-m", "immediate"]).joined(separator: " ")
+        let stop = (pgctl + ["stop", "-m", "immediate"]).joined(separator: " ")
         let watcher = Process()
         watcher.executableURL = URL(fileURLWithPath: "/usr/bin/setsid")
         watcher.arguments = ["/bin/sh", "-c", "while kill -0 \(getpid()) 2>/dev/null; do sleep 1; done; \(stop) >/dev/null 2>&1; rm -rf \(folder)"]
@@ -107,6 +107,38 @@ actor TestServer {
         watcher.standardError = FileHandle.nullDevice
         try watcher.run()
         return "postgres://postgres:secret@127.0.0.1:\(port)/"
+    }
+
+    /// Starts the launched server and waits until it accepts connections.
+    private func startServer() async throws {
+        guard let control else { throw Unavailable(description: "the server was never launched") }
+        // Not waited for: the server it starts inherits the descriptors Foundation watches for the
+        // end of a child process, so pg_ctl would never seem to end. pg_isready says when it is up.
+        let pgctl = Process()
+        pgctl.executableURL = URL(fileURLWithPath: control.start[0])
+        pgctl.arguments = Array(control.start.dropFirst())
+        pgctl.standardOutput = FileHandle.nullDevice
+        pgctl.standardError = FileHandle.nullDevice
+        try pgctl.run()
+        var ready = false
+        for _ in 0..<300 where !ready {
+            try await Task.sleep(for: .milliseconds(100))
+            ready = try await Self.run(control.isReady).status == 0
+        }
+        guard ready else {
+            let log = (try? String(contentsOfFile: control.log, encoding: .utf8)) ?? ""
+            throw Unavailable(description: "the server did not start within 30 seconds: \(log)")
+        }
+    }
+
+    /// Stops the server (`fast`: ending sessions and rolling back their transactions, as an
+    /// administrator's restart does; `immediate`: as a crash, recovering from the WAL on start)
+    /// and starts it again on the same port; returns once it accepts connections.
+    func restart(mode: String) async throws {
+        guard let control else { throw Unavailable(description: "the server was never launched") }
+        let stopped = try await Self.run(control.stop + ["-m", mode])
+        guard stopped.status == 0 else { throw Unavailable(description: "pg_ctl stop failed: \(stopped.output)") }
+        try await startServer()
     }
 
     /// The folder of `initdb`, `pg_ctl` and `pg_isready`: on PATH, or Debian's /usr/lib/postgresql/<version>/bin.
