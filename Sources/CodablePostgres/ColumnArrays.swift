@@ -31,10 +31,17 @@ struct ColumnArrays {
     /// id to be assigned).
     private var rewritten: Set<Int> = []
 
+    /// Whether a stored value differs from the value given (then a graph's saved values are read back).
+    var rewritesAny: Bool { !rewritten.isEmpty }
+
     /// Encodes `values`. When several values have the same id, only the last is kept (it wins, as
     /// saving them one by one would, and the earlier ones come back as they were given): one
     /// statement may not update a row twice.
-    init<T: Model>(_ values: [T], table: PostgresTable) throws {
+    ///
+    /// A to-one relationship's column holds the id text `toOneIDs[name][position]` of the target
+    /// saved for the value at `position`; to-many relationships (in link tables) are left out.
+    init<T: Model>(_ values: [T], table: PostgresTable, toOneIDs: [String: [String?]] = [:]) throws {
+        let toMany = Set(table.schema.relationships.filter(\.isToMany).map(\.name))
         var indexByName: [String: Int] = [:]
         for (index, column) in table.columns.enumerated() { indexByName[column.name] = index }
         let idIndex = indexByName[table.id.name] ?? 0
@@ -48,9 +55,13 @@ struct ColumnArrays {
             }
             var row = [String?](repeating: nil, count: table.columns.count)
             var changed = false
-            for (key, member) in members {
+            for (key, member) in members where !toMany.contains(key) {
                 guard let index = indexByName[key] else {
                     throw ModelError(.unsupportedModel, T.self, "encodes the key \"\(key)\", which is not one of its stored properties; CodingKeys must not rename properties")
+                }
+                if let ids = toOneIDs[key] {
+                    row[index] = position < ids.count ? ids[position] : nil
+                    continue
                 }
                 switch table.columns[index].kind {
                 case .jsonb:

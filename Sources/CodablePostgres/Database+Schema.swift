@@ -10,7 +10,13 @@ extension Postgres.Session {
         if let table = database.tables.withLock({ $0[key] }), table.isWritable || sample == nil { return table }
         let schema = try ModelReflection.of(T.self)
         let properties = try sample.map { try schema.storedColumns(of: $0) } ?? schema.properties
-        let table = try PostgresTable(schema: schema, properties: properties, isWritable: sample != nil)
+        // The targets' tables first: the foreign keys and link tables refer to them.
+        var targets: [String: PostgresTable] = [:]
+        for relationship in schema.relationships {
+            func prepare<Target: Model>(_ target: Target.Type) async throws -> PostgresTable { try await self.table(for: Target.self) }
+            targets[relationship.name] = try await prepare(relationship.target)
+        }
+        let table = try PostgresTable(schema: schema, properties: properties, isWritable: sample != nil, targets: targets)
         try await database.prepare(table, indexes: try table.createIndexes(for: T.self))
         database.tables.withLock { $0[key] = table }
         return table
@@ -53,7 +59,7 @@ extension Postgres.Database {
                     }
                     try await evolve(table, existing: columns, session: session)
                 }
-                for index in indexes { _ = try await session.rows(index) }
+                for statement in table.createLinkTables + indexes { _ = try await session.rows(statement) }
         }
     }
 

@@ -11,7 +11,8 @@ import PostgresNIO
 /// nested value reads the `jsonb` member (`"address" #> '{city}'`), JSON `null` counting as `NULL`.
 /// Arguments are bound in PostgreSQL's types (`$1::bigint`, `$2::jsonb`…) into ``binds``.
 struct PostgresDialect: SQLDialect {
-    let table: PostgresTable
+    /// The table whose columns the conditions name (a to-one's target inside ``inRelated(table:root:_:)``).
+    private(set) var table: PostgresTable
     var binds: PostgresBindings
 
     init(table: PostgresTable, binds: PostgresBindings = PostgresBindings()) {
@@ -66,11 +67,27 @@ struct PostgresDialect: SQLDialect {
     func order(ascending: Bool) -> String { ascending ? " ASC NULLS FIRST" : " DESC NULLS LAST" }
 
     func related(column: String, table: String, inner: String, root: Any.Type) throws -> String {
-        throw ModelError(.unsupportedModel, root, "filters through relationships are not supported by CodablePostgres yet")
+        "\(self.table.quotedTable).\(SQLName.quoted(column)) IN (SELECT \(SQLName.quoted(ModelReflection.idName)) FROM \(SQLName.quoted(table)) WHERE \(inner))"
     }
 
-    func linked(link: String, owner: String, target: SQLite.Value, root: Any.Type) throws -> String {
-        throw ModelError(.unsupportedModel, root, "filters through relationships are not supported by CodablePostgres yet")
+    mutating func inRelated(table name: String, root: Any.Type, _ body: (inout PostgresDialect) throws -> String) throws -> String {
+        guard let target = table.targets.values.first(where: { $0.schema.table == name }) else {
+            throw ModelError(.invalidKeyPath, root, "cannot filter through \(name): it is not the target of a relationship of \(table.schema.table)")
+        }
+        let owner = table
+        table = target
+        defer { table = owner }
+        return try body(&self)
+    }
+
+    mutating func linked(link: String, owner: String, target: SQLite.Value, root: Any.Type) throws -> String {
+        guard let relationship = table.relationship(linkTable: link), let targetTable = table.targets[relationship.name] else {
+            throw ModelError(.invalidKeyPath, root, "cannot filter on \(link): it is not a to-many relationship of \(table.schema.table)")
+        }
+        let quotedLink = SQLName.quoted(link)
+        let value = targetTable.id.kind.parameter(target, &binds)
+        return "EXISTS (SELECT 1 FROM \(quotedLink) WHERE \(quotedLink).\"owner\" = \(SQLName.quoted(owner)).\(SQLName.quoted(ModelReflection.idName)) "
+            + "AND \(quotedLink).\"target\" = \(value))"
     }
 
     /// PostgreSQL cuts names at 63 bytes.

@@ -8,17 +8,22 @@ struct PostgresTable: Sendable {
         let name: String
         let kind: ColumnKind
         let isOptional: Bool
+        /// For a to-one relationship: the target's table, whose id the column holds.
+        var references: String? = nil
         var quoted: String { SQLName.quoted(name) }
     }
 
     let schema: ModelReflection
     let columns: [Column]
+    /// The tables of the relationships' targets, by relationship name (see `PostgresTable+Relationships.swift`).
+    let targets: [String: PostgresTable]
     /// Whether the columns were learned from a saved value (else every property, for reading).
     let isWritable: Bool
     let id: Column
     let quotedTable: String
 
-    /// `SELECT <row JSON> FROM "T"`: each row as the JSON form of the model.
+    /// `SELECT <row JSON> FROM "T"`: each row as the JSON form of the model, related values
+    /// nested in it (one statement for a whole graph).
     let select: String
     /// The upsert of the values in ``ColumnArrays`` (`$1`…`$n`, one `text[]` per column, in column
     /// order), returning nothing.
@@ -35,29 +40,30 @@ struct PostgresTable: Sendable {
     /// id sequence past them, so that later assigned ids never collide.
     let advanceIDSequence: String?
 
-    init(schema: ModelReflection, properties: [ModelReflection.Property], isWritable: Bool) throws {
+    init(schema: ModelReflection, properties: [ModelReflection.Property], isWritable: Bool, targets: [String: PostgresTable] = [:]) throws {
         self.schema = schema
         self.isWritable = isWritable
-        guard schema.relationships.isEmpty else {
-            throw ModelError(.unsupportedModel, schema.modelType, """
-                has relationships (\(schema.relationships.map(\.name).joined(separator: ", "))), which CodablePostgres \
-                does not store yet; keep this model on SQLite or store the related ids as plain properties
-                """)
-        }
+        self.targets = targets
         guard schema.table.utf8.count <= 63 else {
             throw ModelError(.unsupportedModel, schema.modelType, """
                 has a table name of \(schema.table.utf8.count) bytes; PostgreSQL names are at most 63 bytes. \
                 Give it a shorter tableName.
                 """)
         }
-        columns = properties.map { Column(name: $0.name, kind: ColumnKind.of($0.type), isOptional: $0.isOptional) }
+        columns = try properties.map { property in
+            guard property.references != nil else { return Column(name: property.name, kind: ColumnKind.of(property.type), isOptional: property.isOptional) }
+            guard let target = targets[property.name] else {
+                throw ModelError(.unexpectedResult, schema.modelType, "the table of the relationship \(property.name)'s target was not prepared")
+            }
+            return Column(name: property.name, kind: target.id.kind, isOptional: property.isOptional, references: target.quotedTable)
+        }
+        try Self.checkNames(schema)
         guard let id = columns.first(where: { $0.name == schema.id.name }) else {
             throw ModelError(.unsupportedModel, schema.modelType, "has no stored `id`")
         }
         self.id = id
         quotedTable = SQLName.quoted(schema.table)
-        let row = Self.rowJSON(columns)
-        select = "SELECT \(row) FROM \(quotedTable)"
+        select = "SELECT \(Self.rowJSON(schema: schema, columns: columns, targets: targets))::text FROM \(quotedTable)"
 
         let names = columns.map(\.quoted).joined(separator: ", ")
         let sequence = "pg_get_serial_sequence(\(SQLName.literal(quotedTable)), \(SQLName.literal(id.name)))"
@@ -69,14 +75,15 @@ struct PostgresTable: Sendable {
         let onConflict = "ON CONFLICT (\(id.quoted)) DO UPDATE SET " +
             (updates.isEmpty ? "\(id.quoted) = EXCLUDED.\(id.quoted)" : updates.joined(separator: ", "))
         let values = zip(columns, aliases).map { $0.kind.fromText("u.\($1)") }
-        upsert = "INSERT INTO \(quotedTable) (\(names)) SELECT \(values.joined(separator: ", ")) FROM \(source) \(onConflict)"
+        // Rows in id order: concurrent saves that share rows lock them in one order (no deadlock).
+        upsert = "INSERT INTO \(quotedTable) (\(names)) SELECT \(values.joined(separator: ", ")) FROM \(source) ORDER BY u.\(idAlias) \(onConflict)"
         if schema.assignsID {
             // Ids are decided before the insert, so that they come back in input order.
             let assigned = "COALESCE(\(id.kind.fromText("u.\(idAlias)")), ($\(columns.count + 1)::bigint[])[u.n::int], nextval(\(sequence)))"
             let inputValues = zip(columns, aliases).map { $0.name == id.name ? "input.saved_id" : $0.kind.fromText("input.\($1)") }
             upsertAssigningIDs = """
                 WITH input AS MATERIALIZED (SELECT u.*, \(assigned) AS saved_id FROM \(source)), \
-                saved AS (INSERT INTO \(quotedTable) (\(names)) SELECT \(inputValues.joined(separator: ", ")) FROM input \(onConflict)) \
+                saved AS (INSERT INTO \(quotedTable) (\(names)) SELECT \(inputValues.joined(separator: ", ")) FROM input ORDER BY input.saved_id \(onConflict)) \
                 SELECT input.saved_id FROM input WHERE input.\(idAlias) IS NULL ORDER BY input.n
                 """
         } else {
@@ -88,16 +95,30 @@ struct PostgresTable: Sendable {
             : nil
     }
 
-    /// The JSON text of a row: `json_build_object('id', "id", …)::text`. `json_build_object` takes at
-    /// most 50 members, so wider models join several `jsonb` objects.
-    static func rowJSON(_ columns: [Column]) -> String {
-        let members = columns.map { "\(SQLName.literal($0.name)), \($0.kind.toJSON($0.quoted))" }
-        if members.count <= 50 { return "json_build_object(\(members.joined(separator: ", ")))::text" }
+    /// The JSON of a row of the table: `json_build_object('id', "T"."id", …)`, with each
+    /// relationship's values nested (``relatedJSON(_:)``). `json_build_object` takes at most 50
+    /// members, so wider models join several `jsonb` objects.
+    static func rowJSON(schema: ModelReflection, columns: [Column], targets: [String: PostgresTable]) -> String {
+        let table = SQLName.quoted(schema.table)
+        var members: [String] = []
+        for column in columns where column.references == nil {
+            members.append("\(SQLName.literal(column.name)), \(column.kind.toJSON(table + "." + column.quoted))")
+        }
+        for relationship in schema.relationships {
+            guard let target = targets[relationship.name] else { continue }
+            // A to-one added to a table that has no column for it yet reads as nil.
+            if !relationship.isToMany, !columns.contains(where: { $0.name == relationship.name }) { continue }
+            members.append("\(SQLName.literal(relationship.name)), \(relatedJSON(relationship, owner: table, ownerID: schema.id.name, target: target))")
+        }
+        if members.count <= 50 { return "json_build_object(\(members.joined(separator: ", ")))" }
         let chunks = stride(from: 0, to: members.count, by: 50).map {
             "jsonb_build_object(\(members[$0..<min($0 + 50, members.count)].joined(separator: ", ")))"
         }
-        return "(\(chunks.joined(separator: " || ")))::text"
+        return "(\(chunks.joined(separator: " || ")))"
     }
+
+    /// This table's row as JSON, nested values included.
+    var rowJSON: String { Self.rowJSON(schema: schema, columns: columns, targets: targets) }
 
     func column(named name: String) -> Column? {
         columns.first { $0.name == name }
@@ -118,7 +139,13 @@ struct PostgresTable: Sendable {
     }
 
     func definition(of column: Column) -> String {
-        column.isOptional
+        if let target = column.references {
+            // A deleted target empties an optional to-one; a non-optional one makes the delete fail
+            // (``ModelError/Code/deleteDenied``). No zero default: it would refer to no row.
+            return "\(column.quoted) \(column.kind.sqlType)" + (column.isOptional ? "" : " NOT NULL")
+                + " REFERENCES \(target)(\(SQLName.quoted(ModelReflection.idName)))" + (column.isOptional ? " ON DELETE SET NULL" : "")
+        }
+        return column.isOptional
             ? "\(column.quoted) \(column.kind.sqlType)"
             : "\(column.quoted) \(column.kind.sqlType) NOT NULL DEFAULT \(column.kind.zeroDefault)"
     }

@@ -5,9 +5,27 @@ import PostgresNIO
 /// The model API's statements, written once for both ``Postgres/Database`` and ``Postgres/Transaction``.
 extension Postgres.Session {
     func save<T: Model>(_ values: [T]) async throws -> [T] {
-        guard let first = values.first else { return [] }
+        try await saveReporting(values).saved
+    }
+
+    /// The values as saved, and whether any differs from the value given (an id assigned or a
+    /// date cut to microseconds, at any depth of a graph).
+    func saveReporting<T: Model>(_ values: [T]) async throws -> (saved: [T], changed: Bool) {
+        guard let first = values.first else { return ([], false) }
         let table = try await table(for: T.self, sample: first)
+        if !table.schema.relationships.isEmpty { return try await saveGraph(values, table: table) }
         let arrays = try ColumnArrays(values, table: table)
+        let assignedIDs = try await upsert(arrays, into: table)
+        // What was stored, where it differs from what was given.
+        var saved = values
+        for (position, row) in arrays.rowOfValue.enumerated() where row >= 0 {
+            if let value = try arrays.savedValue(T.self, row: row, assignedID: assignedIDs[row], table: table) { saved[position] = value }
+        }
+        return (saved, arrays.rewritesAny)
+    }
+
+    /// Upserts the rows of `arrays`; the ids the database assigned, by row.
+    func upsert(_ arrays: ColumnArrays, into table: PostgresTable) async throws -> [Int: Int64] {
         var binds = PostgresBindings()
         try arrays.bind(to: &binds)
         var assignedIDs: [Int: Int64] = [:]
@@ -15,19 +33,14 @@ extension Postgres.Session {
             binds.append(try await reservedIDs(for: arrays.idLessRows, count: arrays.rowCount, avoiding: arrays.explicitIDs, table: table))
             let ids = try await integers(upsert, binds)
             guard ids.count == arrays.idLessRows.count else {
-                throw ModelError(.unexpectedResult, T.self, "saving \(arrays.idLessRows.count) values without an id returned \(ids.count) ids")
+                throw ModelError(.unexpectedResult, table.schema.modelType, "saving \(arrays.idLessRows.count) values without an id returned \(ids.count) ids")
             }
             assignedIDs = Dictionary(uniqueKeysWithValues: zip(arrays.idLessRows, ids))
         } else {
             _ = try await rows(table.upsert, binds)
         }
         if !arrays.explicitIDs.isEmpty, let advance = table.advanceIDSequence { _ = try await rows(advance) }
-        // What was stored, where it differs from what was given.
-        var saved = values
-        for (position, row) in arrays.rowOfValue.enumerated() where row >= 0 {
-            if let value = try arrays.savedValue(T.self, row: row, assignedID: assignedIDs[row], table: table) { saved[position] = value }
-        }
-        return saved
+        return assignedIDs
     }
 
     /// The `bigint[]` literal of ids for the id-less values at rows `positions` of the save's column
@@ -80,21 +93,40 @@ extension Postgres.Session {
         let condition = filter.paging == nil && filter.sorts.isEmpty
             ? try filter.clauses(table: table, binds: &binds, includingOrderAndLimit: false)
             : " WHERE \(table.id.quoted) IN (SELECT \(table.id.quoted) FROM \(table.quotedTable)\(try filter.clauses(table: table, binds: &binds)))"
+        if !table.schema.relationships.isEmpty {
+            // The rows' ids first (locked), so that the delete rules see exactly the rows deleted.
+            let ids = try await rows("SELECT \(table.id.quoted)::text FROM \(table.quotedTable)\(condition) FOR UPDATE", binds).map { try $0.decode(String.self) }
+            return try await deleteGraph(table: table, ids: ids)
+        }
         return try await countingDeleted(from: table, where: condition, binds)
     }
 
     func delete<T: Model>(_ type: T.Type, ids: [T.ID]) async throws -> Int {
         guard !ids.isEmpty else { return 0 }
         let table = try await table(for: T.self)
+        if !table.schema.relationships.isEmpty {
+            return try await deleteGraph(table: table, ids: try ids.compactMap { Self.idText(try JSONForm.storedValue($0)) })
+        }
         var binds = PostgresBindings()
         var list: [String] = []
         for id in ids { list.append(table.id.kind.parameter(try JSONForm.storedValue(id), &binds)) }
         return try await countingDeleted(from: table, where: " WHERE \(table.id.quoted) IN (\(list.joined(separator: ", ")))", binds)
     }
 
-    private func countingDeleted(from table: PostgresTable, where condition: String, _ binds: PostgresBindings) async throws -> Int {
+    /// Deletes rows of `table`; how many. A row that a non-optional to-one relationship still
+    /// refers to is refused with ``ModelError/Code/deleteDenied``.
+    func countingDeleted(from table: PostgresTable, where condition: String, _ binds: PostgresBindings) async throws -> Int {
         let sql = "WITH deleted AS (DELETE FROM \(table.quotedTable)\(condition) RETURNING 1) SELECT count(*) FROM deleted"
-        return Int(try await integers(sql, binds).first ?? 0)
+        do {
+            return Int(try await integers(sql, binds).first ?? 0)
+        } catch let error as Postgres.Error where error.sqlState == "23503" {
+            let model = table.schema.modelType
+            throw ModelError(.deleteDenied, model, """
+                cannot be deleted: other values still refer to it through a non-optional relationship (a property of \
+                type \(model), not \(model)?). Delete or change those values first, or make the property optional so \
+                that it becomes nil. (\(error.message))
+                """)
+        }
     }
 }
 #endif

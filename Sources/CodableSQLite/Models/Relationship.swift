@@ -43,31 +43,31 @@ extension Array: ModelArrayType where Element: Model {
 /// named after the property) or an array of models (`[Actor]`: to-many, a link table
 /// `Movie.cast(owner, position, target)` keeping the array's order).
 package struct Relationship: @unchecked Sendable {  // immutable; key paths, metatypes and the closures are never mutated
-    enum Kind: Equatable {
+    package enum Kind: Equatable {
         case toOne(isOptional: Bool)
         case toMany
     }
 
     package let name: String
-    let keyPath: AnyKeyPath
-    let kind: Kind
-    let target: any Model.Type
-    let rule: DeleteRule
+    package let keyPath: AnyKeyPath
+    package let kind: Kind
+    package let target: any Model.Type
+    package let rule: DeleteRule
     /// The model type that declares it.
-    let owner: Any.Type
+    package let owner: Any.Type
     /// `"Movie.cast"`: the link table of a to-many relationship.
-    let linkTable: String
+    package let linkTable: String
     /// The related values of a value of the owner type (0 or 1 for a to-one).
-    let related: (Any) -> [any Model]
+    package let related: (Any) -> [any Model]
     /// The property's value made of related values: a to-one's value (or `nil`), a to-many's array.
-    let makeValue: ([Any]) -> Any?
+    package let makeValue: ([Any]) -> Any?
     /// How the target's id is stored: the type of a to-one's column and of a link's `target`.
-    let targetIDStorage: StorageType
+    package let targetIDStorage: StorageType
 
-    var isToMany: Bool { kind == .toMany }
+    package var isToMany: Bool { kind == .toMany }
 
     /// `Movie.cast`, for messages.
-    var qualifiedName: String { "\(owner).\(name)" }
+    package var qualifiedName: String { "\(owner).\(name)" }
 
     /// The model a property of type `type` relates to (`Studio`, `Studio?`, `[Actor]`, `[Actor]?`),
     /// or `nil` for an ordinary property: the one place that tells relationships apart.

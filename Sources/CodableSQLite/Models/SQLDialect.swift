@@ -23,10 +23,19 @@ package protocol SQLDialect {
     func order(ascending: Bool) -> String
     /// The to-one `column` holds the id of a row of `table` where `inner` holds.
     mutating func related(column: String, table: String, inner: String, root: Any.Type) throws -> String
+    /// Renders `body` (the predicate of a to-one relationship) against the relationship's `table`:
+    /// an engine that resolves columns per table looks them up there. SQLite needs nothing.
+    mutating func inRelated(table: String, root: Any.Type, _ body: (inout Self) throws -> String) throws -> String
     /// The owner's to-many link table holds `target`.
     mutating func linked(link: String, owner: String, target: SQLite.Value, root: Any.Type) throws -> String
     /// The longest name (of an index) the engine keeps whole, in bytes; `nil` for no limit.
     var maximumNameLength: Int? { get }
+}
+
+extension SQLDialect {
+    package mutating func inRelated(table: String, root: Any.Type, _ body: (inout Self) throws -> String) throws -> String {
+        try body(&self)
+    }
 }
 
 /// A key path's value in a dialect's SQL.
@@ -98,7 +107,7 @@ extension Predicate {
         case .or(let left, let right):
             return "(\(try left.sql(in: &dialect, root: root)) OR \(try right.sql(in: &dialect, root: root)))"
         case .related(let column, let table, let inner):
-            let innerSQL = try inner.sql(in: &dialect, root: root)
+            let innerSQL = try dialect.inRelated(table: table, root: root) { try inner.sql(in: &$0, root: root) }
             return try dialect.related(column: column, table: table, inner: innerSQL, root: root)
         case .linked(let link, let owner, let target):
             return try dialect.linked(link: link, owner: owner, target: target, root: root)

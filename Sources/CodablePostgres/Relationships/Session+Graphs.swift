@@ -1,0 +1,157 @@
+#if Postgres
+import Foundation
+import PostgresNIO
+
+/// Saving and deleting values with relationships on PostgreSQL, with SQLite's semantics (see
+/// `Database+Relationships.swift` in CodableSQLite): related values are saved first, then the
+/// values, then the to-many links; deletes apply each relationship's ``DeleteRule``.
+///
+/// Statements go per relationship edge, never per value: all the values one call saves of a
+/// target type are one upsert, and each to-many's links one delete and one insert, whatever the
+/// number of values. Every upsert writes its rows in id order, so concurrent saves (from other app
+/// instances too) lock shared rows in one order and cannot deadlock on them. A call runs in one
+/// transaction (``Postgres/Session/writing(_:)``).
+extension Postgres.Session {
+    /// Saves `values` (all of a type with relationships) and their related values; returns them as
+    /// saved, and whether any differs from what was given (then they are read back, ids assigned
+    /// at every depth included).
+    func saveGraph<T: Model>(_ values: [T], table: PostgresTable) async throws -> (saved: [T], changed: Bool) {
+        var changed = false
+        var toOneIDs: [String: [String?]] = [:]
+        var links: [String: [[String]]] = [:]
+        for relationship in table.schema.relationships {
+            let related = values.map { relationship.related($0) }
+            func save<Target: Model>(_ target: Target.Type) async throws -> [[String]] {
+                let flat: [Target] = related.flatMap { $0.compactMap { $0 as? Target } }
+                let (saved, targetsChanged) = try await saveReporting(flat)
+                changed = changed || targetsChanged
+                var ids: [[String]] = []
+                var next = 0
+                for group in related {
+                    var groupIDs: [String] = []
+                    for value in saved[next..<(next + group.count)] {
+                        guard let id = Self.idText(try JSONForm.storedValue(value.id)) else {
+                            throw ModelError(.unexpectedResult, Target.self, "a value saved for \(relationship.qualifiedName) has no id")
+                        }
+                        groupIDs.append(id)
+                    }
+                    next += group.count
+                    ids.append(groupIDs)
+                }
+                return ids
+            }
+            let ids = try await save(relationship.target)
+            if relationship.isToMany {
+                links[relationship.name] = ids
+            } else {
+                toOneIDs[relationship.name] = ids.map { $0.first }
+            }
+        }
+        let arrays = try ColumnArrays(values, table: table, toOneIDs: toOneIDs)
+        let assignedIDs = try await upsert(arrays, into: table)
+        changed = changed || arrays.rewritesAny || !assignedIDs.isEmpty
+        guard let idColumn = table.columns.firstIndex(where: { $0.name == table.id.name }) else {
+            throw ModelError(.unexpectedResult, T.self, "has no id column")
+        }
+        // Each value's stored id; nil for one replaced by a later value with its id (which wins,
+        // links included).
+        let ownerIDs: [String?] = arrays.rowOfValue.map { row in
+            guard row >= 0 else { return nil }
+            return assignedIDs[row].map(String.init) ?? arrays.columns[idColumn][row]
+        }
+        for relationship in table.schema.relationships where relationship.isToMany {
+            guard let target = table.targets[relationship.name], let targets = links[relationship.name] else { continue }
+            try await replaceLinks(relationship, owners: ownerIDs, targets: targets, ownerKind: table.id.kind, targetKind: target.id.kind)
+        }
+        guard changed else { return (values, false) }
+        // Read back what was stored (one statement for the whole graph).
+        var binds = PostgresBindings()
+        binds.append(ownerIDs.compactMap { $0 })
+        let sql = table.select + " WHERE \(table.quotedTable).\(table.id.quoted) = ANY($1::text[]::\(table.id.kind.sqlType)[])"
+        var byID: [String: T] = [:]
+        for value in try decode(T.self, try await rows(sql, binds), sql: sql, table: table.schema.table) {
+            if let id = Self.idText(try JSONForm.storedValue(value.id)) { byID[id] = value }
+        }
+        var saved = values
+        for (position, id) in ownerIDs.enumerated() {
+            if let id, let value = byID[id] { saved[position] = value }
+        }
+        return (saved, true)
+    }
+
+    /// Makes each owner's links hold exactly its targets, in order: one delete and one insert for
+    /// all the owners of the call.
+    private func replaceLinks(
+        _ relationship: Relationship, owners: [String?], targets: [[String]], ownerKind: ColumnKind, targetKind: ColumnKind
+    ) async throws {
+        let link = SQLName.quoted(relationship.linkTable)
+        var owned: [String] = [], linkOwners: [String?] = [], positions: [String?] = [], linkTargets: [String?] = []
+        for (owner, targets) in zip(owners, targets) {
+            guard let owner else { continue }
+            owned.append(owner)
+            for (position, target) in targets.enumerated() {
+                linkOwners.append(owner)
+                positions.append(String(position))
+                linkTargets.append(target)
+            }
+        }
+        guard !owned.isEmpty else { return }
+        var binds = PostgresBindings()
+        binds.append(owned)
+        _ = try await rows("DELETE FROM \(link) WHERE \"owner\" = ANY($1::text[]::\(ownerKind.sqlType)[])", binds)
+        guard !linkOwners.isEmpty else { return }
+        var insert = PostgresBindings()
+        for column in [linkOwners, positions, linkTargets] { try insert.append(TextArray(elements: column), context: .default) }
+        _ = try await rows("""
+            INSERT INTO \(link) ("owner", "position", "target") \
+            SELECT \(ownerKind.fromText("u.o")), u.p::integer, \(targetKind.fromText("u.t")) \
+            FROM unnest($1::text[], $2::text[], $3::text[]) AS u(o, p, t)
+            """, insert)
+    }
+
+    /// Deletes the rows of `table` with these ids (as text) and applies the delete rules: `.deny`
+    /// refuses (before anything changes) while related values exist, `.cascade` deletes them
+    /// after, following their own rules. Returns how many rows of `table` were deleted.
+    func deleteGraph(table: PostgresTable, ids: [String]) async throws -> Int {
+        guard !ids.isEmpty else { return 0 }
+        let idList = "$1::text[]::\(table.id.kind.sqlType)[]"
+        var binds = PostgresBindings()
+        binds.append(ids)
+        var cascades: [(table: PostgresTable, ids: [String])] = []
+        for relationship in table.schema.relationships where relationship.rule == .deny || relationship.rule == .cascade {
+            guard let target = table.targets[relationship.name] else { continue }
+            let sql: String
+            if relationship.isToMany {
+                sql = "SELECT DISTINCT \"target\"::text FROM \(SQLName.quoted(relationship.linkTable)) WHERE \"owner\" = ANY(\(idList))"
+            } else {
+                guard let column = table.column(named: relationship.name) else { continue }
+                sql = "SELECT DISTINCT \(column.quoted)::text FROM \(table.quotedTable) WHERE \(table.id.quoted) = ANY(\(idList)) AND \(column.quoted) IS NOT NULL"
+            }
+            let related = try await rows(sql, binds).map { try $0.decode(String.self) }
+            if relationship.rule == .deny, !related.isEmpty {
+                throw ModelError(.deleteDenied, table.schema.modelType, """
+                    cannot be deleted: its relationship `\(relationship.name)` has the delete rule .deny and still links \
+                    \(related.count) \(relationship.target) value(s). Remove them from `\(relationship.name)` and save, or \
+                    delete them first.
+                    """)
+            }
+            if relationship.rule == .cascade, !related.isEmpty { cascades.append((target, related)) }
+        }
+        // The links go with their owner (ON DELETE CASCADE).
+        let deleted = try await countingDeleted(from: table, where: " WHERE \(table.id.quoted) = ANY(\(idList))", binds)
+        for cascade in cascades { _ = try await deleteGraph(table: cascade.table, ids: cascade.ids) }
+        return deleted
+    }
+
+    /// A stored id as text, as a `text[]` element carries it (`nil` for NULL).
+    static func idText(_ value: SQLite.Value) -> String? {
+        switch value {
+        case .null: nil
+        case .integer(let integer): String(integer)
+        case .double(let real): String(real)
+        case .text(let text): text
+        case .data(let data): data.base64EncodedString()
+        }
+    }
+}
+#endif
