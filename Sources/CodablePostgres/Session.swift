@@ -186,9 +186,20 @@ extension Postgres {
         /// on its own is reported complete before its implicit commit (postgres-nio answers at the
         /// server's CommandComplete; the commit follows at Sync), so a connection lost in between
         /// would undo a write already reported saved. An explicit COMMIT answers only once committed.
+        ///
+        /// A transaction the server ends to break a deadlock (`40P01`), or as a serialization
+        /// failure (`40001`), has changed nothing; it is run again, up to three times in all.
+        /// (Only the library's own calls are: a caller's `inTransaction` closure is never rerun.)
         func writing<Result: Sendable>(_ body: (Session) async throws -> Result) async throws -> Result {
             if connection != nil { return try await body(self) }
-            return try await database.transaction(body)
+            var attempt = 1
+            while true {
+                do {
+                    return try await database.transaction(body)
+                } catch let error as Postgres.Error where attempt < 3 && (error.sqlState == "40P01" || error.sqlState == "40001") {
+                    attempt += 1
+                }
+            }
         }
 
         /// Runs `sql` with text arguments, ignoring any rows it returns.

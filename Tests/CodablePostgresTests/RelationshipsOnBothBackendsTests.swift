@@ -247,6 +247,32 @@ struct RelationshipsOnBothBackendsTests {
         #expect(try await db.count(Actor.self) == 4)
     }
 
+    @Test("live queries of models with relationships see changes to related values and links, at any depth", arguments: await Backend.available)
+    func observedGraphs(_ backend: Backend) async throws {
+        let db = try await backend.open()
+        let movies = try await db.save(Graphs.movies)
+        let observed = Collected(db.observe(Filter<Movie>().sort(by: \.title)))
+        try await observed.wait { !$0.isEmpty }
+        // Only the Actor table changes: the movies are read again.
+        try await db.save(Actor(id: "keanu", name: "K. Reeves"))
+        try await observed.wait { $0.last?.first?.cast.first?.name == "K. Reeves" }
+        var toyStory = movies[2]
+        toyStory.cast.append(Actor(id: "tim", name: "Tim Allen"))
+        try await db.save(toyStory)
+        try await observed.wait { $0.last?.last?.cast.map(\.id) == ["tom", "tim"] }
+        // One movie, by id: a related value's change reads it again too.
+        let one = Collected(db.observe(Movie.self, id: movies[1].id))
+        try await one.wait { !$0.isEmpty }
+        try await db.save(Actor(id: "willem", name: "W. Dafoe"))
+        try await one.wait { $0.last??.cast.last?.name == "W. Dafoe" }
+        // Two levels down: a country renamed reaches the tours.
+        let tour = try await db.save(Tour(id: nil, name: "t", stops: [Stop(id: nil, city: City(id: nil, name: "Paris", country: Country(id: "fr", name: "France")), note: "")]))
+        let tours = Collected(db.observe(Tour.self))
+        try await tours.wait { $0.last?.first == tour }
+        try await db.save(Country(id: "fr", name: "République française"))
+        try await tours.wait { $0.last?.first?.stops.first?.city?.country.name == "République française" }
+    }
+
     @Test("relationships that lead back to a type are refused with the inverse query", arguments: await Backend.available)
     func cyclesRefused(_ backend: Backend) async throws {
         let db = try await backend.open()

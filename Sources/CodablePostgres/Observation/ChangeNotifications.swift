@@ -110,17 +110,30 @@ enum ChangeNotifications {
         DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION codablepostgres_commit()
         """
 
+    /// Makes `table` and every table its values are read from (``PostgresTable/graphTables``:
+    /// link tables, which name rows by their owner's id, and related models' tables) notify.
+    static func install(on table: PostgresTable, in database: Postgres.Database) async throws {
+        try await install(table: table.schema.table, idColumn: table.id.name, model: table.schema.modelType, in: database)
+        for relationship in table.schema.relationships {
+            if relationship.isToMany {
+                try await install(table: relationship.linkTable, idColumn: "owner", model: table.schema.modelType, in: database)
+            }
+            if let target = table.targets[relationship.name] { try await install(on: target, in: database) }
+        }
+    }
+
     /// Creates the function (or brings it up to date) and the table's triggers when they are
     /// missing, in one transaction under an advisory lock, so that app instances doing it at
     /// once take turns.
-    static func install(on table: PostgresTable, in database: Postgres.Database) async throws {
-        guard !database.notifyingTables.withLock({ $0.contains(table.schema.table) }) else { return }
+    private static func install(table name: String, idColumn: String, model: Any.Type, in database: Postgres.Database) async throws {
+        guard !database.notifyingTables.withLock({ $0.contains(name) }) else { return }
+        let quotedTable = SQLName.quoted(name)
         try await database.transaction { session in
             var lock = PostgresBindings()
             lock.append(Int64(bitPattern: SQLName.stableHash("CodablePostgres change notifications")))
             _ = try await session.rows("SELECT pg_advisory_xact_lock($1)", lock)
             guard let schema = try await session.rows("SELECT current_schema()::text").first?.decode(String.self) else {
-                throw ModelError(.unexpectedResult, table.schema.modelType, "the server named no current schema to install change notifications in")
+                throw ModelError(.unexpectedResult, model, "the server named no current schema to install change notifications in")
             }
             _ = try await session.rows(markerTable)
             var version = PostgresBindings()
@@ -136,21 +149,21 @@ enum ChangeNotifications {
                 "SELECT count(*) FROM pg_trigger WHERE tgrelid = to_regclass('codablepostgres_commits') AND tgname = 'codablepostgres_commit'")
             if hasMarker.first == 0 { _ = try await session.rows(commitTrigger) }
             var binds = PostgresBindings()
-            binds.append(table.quotedTable)
+            binds.append(quotedTable)
             let names = triggers.map { "'\($0.name)'" }.joined(separator: ", ")
             let existing = try await session.integers(
                 "SELECT count(*) FROM pg_trigger WHERE tgrelid = to_regclass($1) AND tgname IN (\(names))", binds)
             guard existing.first != Int64(triggers.count) else { return }
-            let id = SQLName.literal(table.id.name)
+            let id = SQLName.literal(idColumn)
             for trigger in triggers {
-                _ = try await session.rows("DROP TRIGGER IF EXISTS \(trigger.name) ON \(table.quotedTable)")
+                _ = try await session.rows("DROP TRIGGER IF EXISTS \(trigger.name) ON \(quotedTable)")
                 _ = try await session.rows("""
-                    CREATE TRIGGER \(trigger.name) AFTER \(trigger.event) ON \(table.quotedTable) \(trigger.referencing) \
+                    CREATE TRIGGER \(trigger.name) AFTER \(trigger.event) ON \(quotedTable) \(trigger.referencing) \
                     FOR EACH STATEMENT EXECUTE FUNCTION codablepostgres_notify(\(id))
                     """)
             }
         }
-        database.notifyingTables.withLock { _ = $0.insert(table.schema.table) }
+        database.notifyingTables.withLock { _ = $0.insert(name) }
     }
 
     /// One notification: what one statement of a committed transaction changed.

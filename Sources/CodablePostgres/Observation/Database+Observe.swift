@@ -38,7 +38,11 @@ extension Postgres.Database: ObservableModelStore {
     /// for try await billy in db.observe(Person.self, id: billyID) { print(billy?.name ?? "gone") }
     /// ```
     public func observe<T: Model & Sendable>(_ type: T.Type, id: T.ID) -> ObservedValues<T?> where T.ID: Sendable {
-        liveQuery(T.self, when: { $0.mayChange(id: id) }) { database in try await database.get(T.self, id: id) }
+        // The model's own table and link tables name the rows by its ids; a related table's
+        // commit may change any value that links its rows.
+        let schema = try? ModelReflection.of(T.self)
+        let byID = Set([schema?.table].compactMap { $0 } + (schema?.relationships.filter(\.isToMany).map(\.linkTable) ?? []))
+        return liveQuery(T.self, when: { !byID.contains($0.table) || $0.mayChange(id: id) }) { database in try await database.get(T.self, id: id) }
     }
 
     /// Observes how many values a filter matches.
@@ -76,10 +80,13 @@ extension Postgres.Database: ObservableModelStore {
         return ChangeSequence(source: feed)
     }
 
-    /// Makes sure the model's table exists and notifies its changes.
-    private func startNotifying<T: Model>(_ type: T.Type) async throws {
+    /// Makes sure the model's table exists and that it, and every table its values are read from
+    /// (link tables, related models'), notify their changes; returns those tables.
+    @discardableResult
+    private func startNotifying<T: Model>(_ type: T.Type) async throws -> Set<String> {
         let table = try await session.table(for: T.self)
         try await ChangeNotifications.install(on: table, in: self)
+        return Set(table.graphTables)
     }
 
     /// A live query of `read` that reads again after the commits `when` accepts (and after a lost
@@ -99,8 +106,7 @@ extension Postgres.Database: ObservableModelStore {
                     do {
                         // Listening first, then the first read: no commit between the two is missed.
                         if subscription.needsRegistering {
-                            try await startNotifying(T.self)
-                            try subscription.follow(ModelReflection.of(T.self).table)
+                            subscription.follow(try await startNotifying(T.self))
                             try await listener.subscribe(subscription)
                             subscription.registered()
                         }
@@ -121,7 +127,7 @@ extension Postgres.Database: ObservableModelStore {
 /// again after the commits that may change its value.
 private final class Subscription: ChangeSubscriber, @unchecked Sendable {  // mutable state is guarded by `lock`
     private let lock = NSLock()
-    private var followed = ""
+    private var followed: Set<String> = []
     private var isRegistered = false
     private var changed: (@Sendable () -> Void)?
     private var closed: (@Sendable () -> Void)?
@@ -134,7 +140,7 @@ private final class Subscription: ChangeSubscriber, @unchecked Sendable {  // mu
         self.listener = listener
     }
 
-    var table: String { lock.withLock { followed } }
+    var tables: Set<String> { lock.withLock { followed } }
     var wantsWholeTransactions: Bool { false }
     /// Whether the listener has yet to confirm that it listens for this subscription.
     var needsRegistering: Bool { lock.withLock { !isRegistered } }
@@ -143,8 +149,8 @@ private final class Subscription: ChangeSubscriber, @unchecked Sendable {  // mu
         lock.withLock { isRegistered = true }
     }
 
-    func follow(_ table: String) {
-        lock.withLock { followed = table }
+    func follow(_ tables: Set<String>) {
+        lock.withLock { followed = tables }
     }
 
     func onChange(_ action: @escaping @Sendable () -> Void, onClose: @escaping @Sendable () -> Void) {
@@ -175,6 +181,7 @@ private final class Subscription: ChangeSubscriber, @unchecked Sendable {  // mu
 /// changed the table, each waiting for the consumer.
 private final class BatchFeed<ID: Decodable & Hashable & Sendable>: ChangeSubscriber, ObservationSource, Sendable {
     let table: String
+    var tables: Set<String> { [table] }
     var wantsWholeTransactions: Bool { true }
     private let listener: Listener
     private let mailbox = Mailbox<ChangeBatch<ID>>(.everyElement)

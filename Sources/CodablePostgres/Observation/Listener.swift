@@ -2,10 +2,10 @@
 import Foundation
 import PostgresNIO
 
-/// Something told about committed changes to one table: a live query or a change sequence.
+/// Something told about committed changes to tables: a live query or a change sequence.
 protocol ChangeSubscriber: AnyObject, Sendable {
-    /// The table it follows.
-    var table: String { get }
+    /// The tables it follows (a live query of a model with relationships follows its graph's).
+    var tables: Set<String> { get }
     /// Whether it wants a transaction's notifications together (a change sequence's batch) rather
     /// than each as it arrives (a live query, which reads again at the first).
     var wantsWholeTransactions: Bool { get }
@@ -181,7 +181,7 @@ final class Listener: @unchecked Sendable {  // mutable state is guarded by `loc
         guard let header = try? JSONDecoder().decode(ChangeNotifications.Header.self, from: data) else { return }
         let statement = ChangeNotifications.Statement(kind: header.e, payload: data)
         delivery.withLock {
-            let targets = lock.withLock { subscribers.values.filter { !$0.wantsWholeTransactions && $0.table == header.t } }
+            let targets = lock.withLock { subscribers.values.filter { !$0.wantsWholeTransactions && $0.tables.contains(header.t) } }
             let commit = ChangeNotifications.TableCommit(table: header.t, statements: [statement])
             for subscriber in targets { subscriber.committed(commit) }
         }
@@ -247,8 +247,10 @@ final class Listener: @unchecked Sendable {  // mutable state is guarded by `loc
             }
             guard let (commit, targets) = taken else { return false }
             for subscriber in targets where subscriber.wantsWholeTransactions {
-                guard let statements = commit[subscriber.table] else { continue }
-                subscriber.committed(ChangeNotifications.TableCommit(table: subscriber.table, statements: statements))
+                for table in subscriber.tables.sorted() {
+                    guard let statements = commit[table] else { continue }
+                    subscriber.committed(ChangeNotifications.TableCommit(table: table, statements: statements))
+                }
             }
             return true
         }
