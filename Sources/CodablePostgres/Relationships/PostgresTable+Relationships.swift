@@ -16,9 +16,12 @@ extension PostgresTable {
         let targetTable = target.quotedTable
         let targetID = targetTable + "." + SQLName.quoted(ModelReflection.idName)
         if relationship.isToMany {
+            // Each target by its primary key, not a join: the plan stays a few index lookups per
+            // row even before the tables have statistics (a join was planned as a hash join over
+            // the whole target table, per row).
             let link = SQLName.quoted(relationship.linkTable)
-            return "COALESCE((SELECT json_agg(\(target.rowJSON) ORDER BY \(link).\"position\") FROM \(link) "
-                + "JOIN \(targetTable) ON \(targetID) = \(link).\"target\" "
+            let element = "(SELECT \(target.rowJSON) FROM \(targetTable) WHERE \(targetID) = \(link).\"target\")"
+            return "COALESCE((SELECT json_agg(\(element) ORDER BY \(link).\"position\") FROM \(link) "
                 + "WHERE \(link).\"owner\" = \(owner).\(SQLName.quoted(ownerID))), '[]'::json)"
         }
         return "(SELECT \(target.rowJSON) FROM \(targetTable) WHERE \(targetID) = \(owner).\(SQLName.quoted(relationship.name)))"

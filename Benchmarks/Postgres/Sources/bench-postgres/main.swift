@@ -1,6 +1,7 @@
 // Scenarios A–D through each library's model API on one PostgreSQL server (loopback):
 //   A  insert 100,000 items        B  fetch all 100,000      C  10,000 lookups by id
 //   D  update 100,000 items (A and D in one transaction each)
+//   G  save and load 10,000 movies with their studios and casts (Relationships.swift)
 // Then live queries (CodablePostgres only; see Observation.swift): latency across two app
 // instances, and A and D on an observed table.
 // Contenders: CodablePostgres (`extension Item: CodableSQLite.Model {}`) and Fluent 1.57 with
@@ -130,6 +131,21 @@ for scenario in ["A", "B", "C", "D"] {
     let a = ours.seconds[scenario] ?? 0, b = theirs.seconds[scenario] ?? 0
     print("\(scenario) | \(String(format: "%.3f s", a)) | \(String(format: "%.3f s", b)) | \(String(format: "%.2fx", b / a))")
 }
+
+// G: relationships.
+let movieCount = count >= 100_000 ? 10_000 : 2_000
+let movies = Graph.movies(count: movieCount)
+let ourGraph = try await graphCodablePostgres(url: work.url, movies: movies, repetitions: 3)
+let theirGraph = try await graphFluent(url: work.url, movies: movies, repetitions: 3)
+guard ourGraph.summary == theirGraph.summary, ourGraph.summary.count == movieCount else {
+    print("G: the contenders loaded different graphs (\(ourGraph.summary.count) and \(theirGraph.summary.count) movies)")
+    exit(1)
+}
+print("")
+print("G: \(movieCount) movies × 5 actors from a pool of \(movieCount * 2), studios from 100 (median of 3) | CodablePostgres | Fluent | Fluent / CodablePostgres")
+print("---|---|---|---")
+print("save | \(String(format: "%.3f s", ourGraph.save)) | \(String(format: "%.3f s", theirGraph.save)) | \(String(format: "%.2fx", theirGraph.save / ourGraph.save))")
+print("load | \(String(format: "%.3f s", ourGraph.load)) | \(String(format: "%.3f s", theirGraph.load)) | \(String(format: "%.2fx", theirGraph.load / ourGraph.load))")
 
 // Our run above left "Item" with the updated items (Fluent's table is another): observe them now.
 let observed = try await observation(work, rounds: count >= 100_000 ? 200 : 50)
