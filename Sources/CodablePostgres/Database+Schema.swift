@@ -40,8 +40,27 @@ extension Postgres.Database {
     /// transaction, which a rollback would undo behind the cache, and never on the pool's, which
     /// that transaction may hold), holding an advisory lock named after the table: several app
     /// instances preparing the same table at once take turns, and the later ones find it ready.
+    ///
+    /// It waits at most 10 seconds for a lock: a table is prepared on a connection of its own, so
+    /// it cannot see through the caller's transaction, and DDL that needs a lock that transaction
+    /// holds (a foreign key to a table it wrote) would otherwise wait for it forever.
     func prepare(_ table: PostgresTable, indexes: [String]) async throws {
+        do {
+            try await prepareWaitingForLocks(table, indexes: indexes)
+        } catch let error as Postgres.Error where error.sqlState == "55P03" {
+            let model = table.schema.modelType
+            throw Postgres.Error(.server, sqlState: "55P03", message: """
+                preparing the table of \(model) waited 10 s for a lock another transaction holds: most often the \
+                caller's own transaction, which wrote a table that \(model) refers to (its relationships' targets) \
+                before the first save of a \(model); the table is created on a connection of its own and cannot \
+                wait for that transaction. Save or read a \(model) once before the transaction. (\(error.message))
+                """, sql: error.sql)
+        }
+    }
+
+    private func prepareWaitingForLocks(_ table: PostgresTable, indexes: [String]) async throws {
         try await transactionOnOwnConnection { session in
+                _ = try await session.rows("SET LOCAL lock_timeout = '10s'")
                 try await session.lock(table: table.schema.table)
                 var binds = PostgresBindings()
                 binds.append(table.schema.table)
@@ -59,8 +78,34 @@ extension Postgres.Database {
                     }
                     try await evolve(table, existing: columns, session: session)
                 }
-                for statement in table.createLinkTables + indexes { _ = try await session.rows(statement) }
+                // Only what is missing: CREATE INDEX IF NOT EXISTS locks the table even when the
+                // index exists, which would wait for any transaction writing the table.
+                let statements = table.createLinkTables + indexes
+                var names = PostgresBindings()
+                names.append(statements.compactMap(Self.createdName))
+                let existingNames = Set(try await session.rows("""
+                    SELECT c.relname::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
+                    WHERE n.nspname = current_schema() AND c.relname = ANY($1::text[])
+                    """, names).map { try $0.decode(String.self) })
+                for statement in statements where !(Self.createdName(statement).map(existingNames.contains) ?? false) {
+                    _ = try await session.rows(statement)
+                }
         }
+    }
+
+    /// The name a `CREATE … IF NOT EXISTS "name" …` statement creates (unquoted).
+    static func createdName(_ statement: String) -> String? {
+        guard let marker = statement.range(of: "IF NOT EXISTS \"") else { return nil }
+        var name = "", rest = statement[marker.upperBound...]
+        while let character = rest.first {
+            rest = rest.dropFirst()
+            if character == "\"" {
+                guard rest.first == "\"" else { return name }
+                rest = rest.dropFirst()
+            }
+            name.append(character)
+        }
+        return nil
     }
 
     /// The same rules as on SQLite: new optional properties become columns; a new non-optional

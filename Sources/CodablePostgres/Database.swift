@@ -139,23 +139,29 @@ extension Postgres {
             if isClosed.withLock({ $0 }) { throw Postgres.Error(.closed, message: "the database is closed") }
             do {
                 return try await client.withConnection { connection in
-                    let session = Session(database: self, connection: connection)
-                    let result: Result
+                    let state = TransactionState()
+                    let session = Session(database: self, connection: connection, transaction: state)
+                    let outcome: Swift.Result<Result, any Swift.Error>
                     do {
                         try await session.execute("BEGIN", [])
-                        result = try await body(session)
-                    } catch {
-                        await Self.rollBack(session)
-                        throw error
-                    }
-                    do {
+                        let result = try await body(session)
+                        if let failure = state.failure {
+                            // PostgreSQL would answer COMMIT by rolling back, without an error.
+                            throw Postgres.Error(.server, sqlState: "25P02", message: """
+                                the transaction was rolled back: a statement in it failed (\(failure)), and PostgreSQL \
+                                refuses the rest of a transaction after a failure. To go on after an error, make the \
+                                statement that may fail a savepoint: try? await tx.inTransaction { inner in … }
+                                """, sql: "COMMIT")
+                        }
                         // Not cancellable: once COMMIT is sent, only its answer says what happened.
                         try await Task { _ = try await session.rows("COMMIT") }.value
+                        outcome = .success(result)
                     } catch {
                         await Self.rollBack(session)
-                        throw error
+                        outcome = .failure(error)
                     }
-                    return result
+                    await state.settled()
+                    return try outcome.get()
                 }
             } catch {
                 throw Postgres.Error.from(error, sql: nil)
@@ -237,7 +243,8 @@ extension Postgres {
             do {
                 result = try await body(self)
             } catch {
-                try? await session.execute("ROLLBACK TO SAVEPOINT \(name)", [])
+                // Rolled back to the savepoint, the transaction goes on as it was when it began.
+                if (try? await session.execute("ROLLBACK TO SAVEPOINT \(name)", [])) != nil { session.transaction?.failure = nil }
                 try? await session.execute("RELEASE SAVEPOINT \(name)", [])
                 throw error
             }

@@ -75,8 +75,9 @@ struct PostgresTable: Sendable {
         let onConflict = "ON CONFLICT (\(id.quoted)) DO UPDATE SET " +
             (updates.isEmpty ? "\(id.quoted) = EXCLUDED.\(id.quoted)" : updates.joined(separator: ", "))
         let values = zip(columns, aliases).map { $0.kind.fromText("u.\($1)") }
-        // Rows in id order: concurrent saves that share rows lock them in one order (no deadlock).
-        upsert = "INSERT INTO \(quotedTable) (\(names)) SELECT \(values.joined(separator: ", ")) FROM \(source) ORDER BY u.\(idAlias) \(onConflict)"
+        // Rows in id order (the typed id, as the assigning upsert below orders them): concurrent
+        // saves that share rows lock them in one order.
+        upsert = "INSERT INTO \(quotedTable) (\(names)) SELECT \(values.joined(separator: ", ")) FROM \(source) ORDER BY \(id.kind.fromText("u.\(idAlias)")) \(onConflict)"
         if schema.assignsID {
             // Ids are decided before the insert, so that they come back in input order.
             let assigned = "COALESCE(\(id.kind.fromText("u.\(idAlias)")), ($\(columns.count + 1)::bigint[])[u.n::int], nextval(\(sequence)))"
@@ -106,8 +107,6 @@ struct PostgresTable: Sendable {
         }
         for relationship in schema.relationships {
             guard let target = targets[relationship.name] else { continue }
-            // A to-one added to a table that has no column for it yet reads as nil.
-            if !relationship.isToMany, !columns.contains(where: { $0.name == relationship.name }) { continue }
             members.append("\(SQLName.literal(relationship.name)), \(relatedJSON(relationship, owner: table, ownerID: schema.id.name, target: target))")
         }
         if members.count <= 50 { return "json_build_object(\(members.joined(separator: ", ")))" }

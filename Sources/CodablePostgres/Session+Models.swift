@@ -10,12 +10,17 @@ extension Postgres.Session {
 
     /// The values as saved, and whether any differs from the value given (an id assigned or a
     /// date cut to microseconds, at any depth of a graph).
-    func saveReporting<T: Model>(_ values: [T]) async throws -> (saved: [T], changed: Bool) {
+    ///
+    /// `graphIDs` are the explicit ids of the whole graph being saved (a type reached by two
+    /// relationships is upserted twice): no id assigned in one upsert may take one of them.
+    func saveReporting<T: Model>(_ values: [T], graphIDs: ExplicitIDs? = nil) async throws -> (saved: [T], changed: Bool) {
         guard let first = values.first else { return ([], false) }
         let table = try await table(for: T.self, sample: first)
-        if !table.schema.relationships.isEmpty { return try await saveGraph(values, table: table) }
+        if !table.schema.relationships.isEmpty {
+            return try await saveGraph(values, table: table, graphIDs: try graphIDs ?? ExplicitIDs(ofGraphs: values))
+        }
         let arrays = try ColumnArrays(values, table: table)
-        let assignedIDs = try await upsert(arrays, into: table)
+        let assignedIDs = try await upsert(arrays, into: table, avoiding: graphIDs?.ids(of: T.self) ?? [])
         // What was stored, where it differs from what was given.
         var saved = values
         for (position, row) in arrays.rowOfValue.enumerated() where row >= 0 {
@@ -24,13 +29,15 @@ extension Postgres.Session {
         return (saved, arrays.rewritesAny)
     }
 
-    /// Upserts the rows of `arrays`; the ids the database assigned, by row.
-    func upsert(_ arrays: ColumnArrays, into table: PostgresTable) async throws -> [Int: Int64] {
+    /// Upserts the rows of `arrays`; the ids the database assigned, by row. Assigned ids avoid the
+    /// explicit ids of the rows and `avoiding`.
+    func upsert(_ arrays: ColumnArrays, into table: PostgresTable, avoiding: Set<Int64> = []) async throws -> [Int: Int64] {
         var binds = PostgresBindings()
         try arrays.bind(to: &binds)
         var assignedIDs: [Int: Int64] = [:]
         if let upsert = table.upsertAssigningIDs, !arrays.idLessRows.isEmpty {
-            binds.append(try await reservedIDs(for: arrays.idLessRows, count: arrays.rowCount, avoiding: arrays.explicitIDs, table: table))
+            let explicit = arrays.explicitIDs.union(avoiding)
+            binds.append(try await reservedIDs(for: arrays.idLessRows, count: arrays.rowCount, avoiding: explicit, table: table))
             let ids = try await integers(upsert, binds)
             guard ids.count == arrays.idLessRows.count else {
                 throw ModelError(.unexpectedResult, table.schema.modelType, "saving \(arrays.idLessRows.count) values without an id returned \(ids.count) ids")
@@ -122,9 +129,9 @@ extension Postgres.Session {
         } catch let error as Postgres.Error where error.sqlState == "23503" {
             let model = table.schema.modelType
             throw ModelError(.deleteDenied, model, """
-                cannot be deleted: other values still refer to it through a non-optional relationship (a property of \
-                type \(model), not \(model)?). Delete or change those values first, or make the property optional so \
-                that it becomes nil. (\(error.message))
+                cannot be deleted: other rows still refer to it, through a non-optional relationship (a property of \
+                type \(model), not \(model)?) or a foreign key of your own. Delete or change them first, or make the \
+                property optional so that it becomes nil. (\(error.message))
                 """)
         }
     }

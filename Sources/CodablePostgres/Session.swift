@@ -67,6 +67,8 @@ extension Postgres {
     struct Session: Sendable {
         let database: Database
         let connection: PostgresConnection?
+        /// What the statements of a transaction share (`nil` on the pool).
+        var transaction: TransactionState? = nil
 
         /// Runs `sql` and returns its rows; failures become ``Postgres/Error``.
         ///
@@ -83,6 +85,7 @@ extension Postgres {
             try Task.checkCancellation()
             let database = database, client = database.client, connection = connection
             let cancel = ServerCancel(database: database)
+            transaction?.sent(cancel)
             let running = Locked<PostgresConnection?>(connection)
             let run: @Sendable () async throws -> [PostgresRow] = {
                 // The connection is held until a cancel request sent for this statement has
@@ -107,7 +110,9 @@ extension Postgres {
                     within: limit ?? database.statementTimeout.map { $0 + .seconds(5) }, sql: sql, run,
                     isLost: { running.withLock { $0?.isClosed ?? false } }, onCancel: cancel.request)
             } catch {
-                throw Postgres.Error.from(error, sql: sql)
+                let failure = Postgres.Error.from(error, sql: sql)
+                transaction?.failed(failure)
+                throw failure
             }
         }
 
@@ -221,6 +226,43 @@ extension Postgres {
                     try JSONForm.decode(T.self, from: buffer, source: sql, label: table)
                 }
             }
+        }
+    }
+}
+extension Postgres {
+    /// What the statements of one transaction share: whether one of them failed (PostgreSQL then
+    /// refuses everything until ROLLBACK, and answers COMMIT by rolling back without an error, so
+    /// the library must remember it), and the cancel requests sent for them (answered before the
+    /// connection goes back to the pool, so that a late one cannot cancel another caller's statement).
+    final class TransactionState: Sendable {
+        private struct State {
+            var failure: Postgres.Error?
+            var cancels: [ServerCancel] = []
+        }
+
+        private let state = Locked(State())
+
+        /// The first failure since the transaction (or the savepoint being rolled back to) began.
+        var failure: Postgres.Error? {
+            get { state.withLock { $0.failure } }
+            set { state.withLock { $0.failure = newValue } }
+        }
+
+        func failed(_ error: any Swift.Error) {
+            state.withLock { state in
+                if state.failure == nil {
+                    state.failure = error as? Postgres.Error ?? Postgres.Error(.server, message: "\(error)")
+                }
+            }
+        }
+
+        func sent(_ cancel: ServerCancel) {
+            state.withLock { $0.cancels.append(cancel) }
+        }
+
+        /// Returns once every cancel request sent for the transaction's statements was answered.
+        func settled() async {
+            for cancel in state.withLock({ $0.cancels }) { await cancel.settled() }
         }
     }
 }

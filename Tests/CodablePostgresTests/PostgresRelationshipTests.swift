@@ -96,6 +96,61 @@ struct PostgresRelationshipTests {
         await db.close()
     }
 
+    @Test("a transaction whose statement failed is not reported committed; a savepoint lets it go on")
+    func failedStatementInATransaction() async throws {
+        let db = try await TestServer.shared.freshDatabase()
+        let release = try await db.save(Graphs.Release(id: nil, studio: Studio(id: nil, name: "A24"), crew: []))
+        // Deleting the studio fails (the release refers to it) and PostgreSQL aborts the
+        // transaction: COMMIT would roll back without an error, so the library throws instead.
+        do {
+            try await db.inTransaction { tx in
+                try await tx.save(Actor(id: "lost", name: "Lost"))
+                do { try await tx.delete(release.studio) } catch let error as ModelError { #expect(error.code == .deleteDenied) }
+            }
+            Issue.record("a transaction PostgreSQL rolled back was reported committed")
+        } catch let error as Postgres.Error {
+            #expect(error.sqlState == "25P02", "\(error)")
+            #expect(error.message.contains("savepoint"))
+        }
+        #expect(try await db.get(Actor.self, id: "lost") == nil)
+        // In a savepoint, the failure is rolled back alone and the transaction commits.
+        try await db.inTransaction { tx in
+            try await tx.save(Actor(id: "kept", name: "Kept"))
+            _ = try? await tx.inTransaction { inner in try await inner.delete(release.studio) }
+            try await tx.save(Actor(id: "also", name: "Also"))
+        }
+        #expect(try await db.count(Actor.self) == 2)
+        #expect(try await db.count(Studio.self) == 1)
+        await db.close()
+    }
+
+    @Test("a table created inside a transaction that holds a lock it needs fails with a clear error, not a hang")
+    func schemaPreparationBlockedByTheCallersTransaction() async throws {
+        let db = try await TestServer.shared.freshDatabase()
+        // The transaction writes Studio; Release's table refers to Studio, so creating it needs a
+        // lock that conflicts with the transaction's, on a connection of its own.
+        let started = ContinuousClock.now
+        do {
+            try await db.inTransaction { tx in
+                try await tx.save(Studio(id: nil, name: "A24"))
+                try await tx.save(Graphs.Release(id: nil, studio: Studio(id: nil, name: "B"), crew: []))
+            }
+            Issue.record("the first save of Release in a transaction that wrote Studio succeeded")
+        } catch let error as Postgres.Error {
+            #expect(error.sqlState == "55P03", "\(error)")
+            #expect(error.message.contains("Release"))
+        }
+        #expect(ContinuousClock.now - started < .seconds(30))
+        // Outside a transaction it works, and then inside one too.
+        try await db.save(Graphs.Release(id: nil, studio: Studio(id: nil, name: "B"), crew: []))
+        try await db.inTransaction { tx in
+            try await tx.save(Studio(id: nil, name: "C"))
+            try await tx.save(Graphs.Release(id: nil, studio: Studio(id: nil, name: "D"), crew: []))
+        }
+        #expect(try await db.count(Graphs.Release.self) == 2)
+        await db.close()
+    }
+
     @Test("copy brings graphs over from SQLite: related values, links in order, assigned ids kept")
     func copyGraphs() async throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("copy-graph-\(UUID().uuidString).sqlite").path

@@ -43,6 +43,10 @@ enum Graphs {
     struct Song: Codable, Model, Hashable, Sendable { var id: Int64?; var title: String }
     struct Playlist: Codable, Model, Hashable, Sendable { var id: Int64?; var songs: [Song] }
 
+    /// One type reached by two relationships, with ids the database assigns.
+    struct Crew: Codable, Model, Hashable, Sendable { var id: Int64?; var name: String }
+    struct Show: Codable, UUIDModel, Hashable, Sendable { let id: UUID; var director: Crew; var cast: [Crew] }
+
     /// Links back to itself: refused on both engines.
     struct Person: Codable, Model, Sendable { var id: Int64?; var name: String; var pets: [Pet] }
     struct Pet: Codable, Model, Sendable { var id: Int64?; var owners: [Person] }
@@ -227,6 +231,17 @@ struct RelationshipsOnBothBackendsTests {
         #expect(again.songs.allSatisfy { $0.id != nil })
         #expect(try await db.get(Graphs.Playlist.self).first?.songs.map(\.title) == ["c", "a", "b"])
         #expect(try await db.count(Graphs.Song.self) == 3)
+    }
+
+    @Test("an id assigned in one part of a graph never takes an id another part gives explicitly", arguments: await Backend.available)
+    func assignedIDsAvoidTheWholeGraphsExplicitIDs(_ backend: Backend) async throws {
+        let db = try await backend.open()
+        let show = try await db.save(Graphs.Show(id: UUID(), director: Graphs.Crew(id: nil, name: "Ann"), cast: [Graphs.Crew(id: 1, name: "Bob")]))
+        #expect(show.director.id != nil && show.director.id != 1)
+        let loaded = try await db.get(Graphs.Show.self, id: show.id)
+        #expect(loaded?.director.name == "Ann")
+        #expect(loaded?.cast.map(\.name) == ["Bob"])
+        #expect(try await db.count(Graphs.Crew.self) == 2)
     }
 
     @Test("a graph saved in the caller's transaction is rolled back with it", arguments: await Backend.available)

@@ -7,15 +7,16 @@ import PostgresNIO
 /// values, then the to-many links; deletes apply each relationship's ``DeleteRule``.
 ///
 /// Statements go per relationship edge, never per value: all the values one call saves of a
-/// target type are one upsert, and each to-many's links one delete and one insert, whatever the
-/// number of values. Every upsert writes its rows in id order, so concurrent saves (from other app
-/// instances too) lock shared rows in one order and cannot deadlock on them. A call runs in one
-/// transaction (``Postgres/Session/writing(_:)``).
+/// target type at one place in the graph are one upsert, and each to-many's links one delete and
+/// one insert, whatever the number of values. Every upsert writes its rows in id order, so
+/// concurrent saves of the same shapes (from other app instances too) lock shared rows in one
+/// order; a deadlock the server still breaks (other shapes, other statements) is retried, outside
+/// a caller's transaction (``Postgres/Session/writing(_:)``). A call runs in one transaction.
 extension Postgres.Session {
     /// Saves `values` (all of a type with relationships) and their related values; returns them as
     /// saved, and whether any differs from what was given (then they are read back, ids assigned
     /// at every depth included).
-    func saveGraph<T: Model>(_ values: [T], table: PostgresTable) async throws -> (saved: [T], changed: Bool) {
+    func saveGraph<T: Model>(_ values: [T], table: PostgresTable, graphIDs: ExplicitIDs) async throws -> (saved: [T], changed: Bool) {
         var changed = false
         var toOneIDs: [String: [String?]] = [:]
         var links: [String: [[String]]] = [:]
@@ -23,7 +24,7 @@ extension Postgres.Session {
             let related = values.map { relationship.related($0) }
             func save<Target: Model>(_ target: Target.Type) async throws -> [[String]] {
                 let flat: [Target] = related.flatMap { $0.compactMap { $0 as? Target } }
-                let (saved, targetsChanged) = try await saveReporting(flat)
+                let (saved, targetsChanged) = try await saveReporting(flat, graphIDs: graphIDs)
                 changed = changed || targetsChanged
                 var ids: [[String]] = []
                 var next = 0
@@ -48,7 +49,7 @@ extension Postgres.Session {
             }
         }
         let arrays = try ColumnArrays(values, table: table, toOneIDs: toOneIDs)
-        let assignedIDs = try await upsert(arrays, into: table)
+        let assignedIDs = try await upsert(arrays, into: table, avoiding: graphIDs.ids(of: T.self))
         changed = changed || arrays.rewritesAny || !assignedIDs.isEmpty
         guard let idColumn = table.columns.firstIndex(where: { $0.name == table.id.name }) else {
             throw ModelError(.unexpectedResult, T.self, "has no id column")
@@ -118,7 +119,13 @@ extension Postgres.Session {
         var binds = PostgresBindings()
         binds.append(ids)
         var cascades: [(table: PostgresTable, ids: [String])] = []
-        for relationship in table.schema.relationships where relationship.rule == .deny || relationship.rule == .cascade {
+        let ruled = table.schema.relationships.filter { $0.rule == .deny || $0.rule == .cascade }
+        if !ruled.isEmpty {
+            // The rows first, locked in id order: a concurrent save can no longer link a value
+            // between the rules' checks and the delete.
+            _ = try await rows("SELECT 1 FROM \(table.quotedTable) WHERE \(table.id.quoted) = ANY(\(idList)) ORDER BY \(table.id.quoted) FOR UPDATE", binds)
+        }
+        for relationship in ruled {
             guard let target = table.targets[relationship.name] else { continue }
             let sql: String
             if relationship.isToMany {

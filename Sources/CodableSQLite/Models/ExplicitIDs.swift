@@ -7,7 +7,7 @@ import Foundation
 /// later in the call, would update the new row instead of being a value of its own (issue 21).
 /// So an id-less value gets the id SQLite would choose (one more than the largest stored id),
 /// skipping the explicit ids of the call.
-struct ExplicitIDs {
+package struct ExplicitIDs {
     private struct IDs {
         var ids: Set<Int64> = []
         var largest = Int64.min
@@ -22,7 +22,12 @@ struct ExplicitIDs {
     private var byType: [ObjectIdentifier: IDs] = [:]
 
     /// None: nothing to keep free.
-    init() {}
+    package init() {}
+
+    /// The explicit ids of values of `type` in the call, when it also has values of that type without one.
+    package func ids<M: Model>(of type: M.Type) -> Set<Int64> {
+        byType[ObjectIdentifier(M.self)]?.ids ?? []
+    }
 
     /// Whether no id needs to be kept free.
     var isEmpty: Bool { byType.isEmpty }
@@ -41,7 +46,7 @@ struct ExplicitIDs {
     }
 
     /// The explicit ids of `values` and of their related values at any depth.
-    init<T: Model>(ofGraphs values: [T]) throws {
+    package init<T: Model>(ofGraphs values: [T]) throws {
         guard try Self.cachedAssignsIDs(inGraphOf: T.self) else { return }
         for value in values { try noteGraph(value) }
         removeTypesWithoutIDLessValues()
