@@ -47,6 +47,25 @@ enum Graphs {
     struct Crew: Codable, Model, Hashable, Sendable { var id: Int64?; var name: String }
     struct Show: Codable, UUIDModel, Hashable, Sendable { let id: UUID; var director: Crew; var cast: [Crew] }
 
+    /// Hostile identifiers: quotes, semicolons and SQL keywords in table and property names, and
+    /// properties named like a link table's columns.
+    struct Weird: Codable, Model, Hashable, Sendable {
+        var id: String
+        var select: String
+        var order: Int
+        var owner: String
+        var position: Int
+        var target: String?
+        static var tableName: String { #"We"ird; DROP TABLE x; --"# }
+    }
+    struct WeirdOwner: Codable, Model, Hashable, Sendable {
+        var id: Int64?
+        var `where`: String
+        var items: [Weird]
+        var best: Weird?
+        static var tableName: String { #"Owner "quoted""# }
+    }
+
     /// Links back to itself: refused on both engines.
     struct Person: Codable, Model, Sendable { var id: Int64?; var name: String; var pets: [Pet] }
     struct Pet: Codable, Model, Sendable { var id: Int64?; var owners: [Person] }
@@ -242,6 +261,24 @@ struct RelationshipsOnBothBackendsTests {
         #expect(loaded?.director.name == "Ann")
         #expect(loaded?.cast.map(\.name) == ["Bob"])
         #expect(try await db.count(Graphs.Crew.self) == 2)
+    }
+
+    @Test("hostile identifiers: quotes, semicolons and keywords in names, properties named like link columns", arguments: await Backend.available)
+    func hostileIdentifiers(_ backend: Backend) async throws {
+        let db = try await backend.open()
+        let a = Graphs.Weird(id: "a'; --", select: "x\"y", order: 1, owner: "o", position: 7, target: nil)
+        let b = Graphs.Weird(id: "b", select: "%_\\", order: 2, owner: "p", position: 8, target: "t")
+        let saved = try await db.save(Graphs.WeirdOwner(id: nil, where: "here", items: [b, a], best: a))
+        #expect(saved.id != nil)
+        let loaded = try await db.get(Graphs.WeirdOwner.self, id: saved.id)
+        #expect(loaded == saved)
+        #expect(loaded?.items.map(\.id) == ["b", "a'; --"])
+        #expect(try await db.get(with: Filter(\Graphs.Weird.select, is: .hasPrefix("%_"))).map(\.id) == ["b"])
+        #expect(try await db.get(with: Filter(\Graphs.WeirdOwner.best?.select, is: .equal(to: "x\"y"))).count == 1)
+        #expect(try await db.get(with: Filter(\Graphs.WeirdOwner.items, contains: "a'; --")).count == 1)
+        #expect(try await db.count(with: Filter(\Graphs.Weird.position, is: .greater(than: 7)).sort(by: \.order)) == 1)
+        #expect(try await db.delete(saved))
+        #expect(try await db.count(Graphs.Weird.self) == 2)
     }
 
     @Test("a graph saved in the caller's transaction is rolled back with it", arguments: await Backend.available)
