@@ -248,7 +248,7 @@ struct PostgresDatabaseTests {
         do {
             try await db.copy([Person.self], from: sqlite, batchSize: 0)
             Issue.record("copied with batches of 0")
-        } catch let error as Postgres.Error {
+        } catch let error as ModelError {
             #expect(error.code == .invalidArgument, "\(error)")
         }
         let again = try await db.copy([Person.self, Note.self], from: sqlite)

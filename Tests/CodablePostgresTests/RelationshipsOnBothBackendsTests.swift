@@ -281,6 +281,27 @@ struct RelationshipsOnBothBackendsTests {
         #expect(try await db.count(Graphs.Weird.self) == 2)
     }
 
+    @Test("copy brings graphs to an SQLite file and back into a new database of the engine", arguments: await Backend.available)
+    func copyBetweenDatabases(_ backend: Backend) async throws {
+        let db = try await backend.open()
+        let saved = try await db.save(Graphs.movies).sorted { $0.title < $1.title }
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("copy-\(UUID().uuidString).sqlite").path
+        let file = try SQLite.Database(path: path)
+        #expect(try await file.copy([Movie.self], from: db, batchSize: 2) == ["Movie": 3])
+        #expect(try await file.get(with: Filter<Movie>().sort(by: \.title)) == saved)
+        #expect(try await file.count(Actor.self) == 4)
+        let other = try await backend.open()
+        #expect(try await other.copy([Actor.self, Movie.self], from: file) == ["Actor": 4, "Movie": 3])
+        #expect(try await other.get(with: Filter<Movie>().sort(by: \.title)) == saved)
+        do {
+            try await other.copy([Movie.self], from: file, batchSize: 0)
+            Issue.record("copied in batches of 0")
+        } catch let error as ModelError {
+            #expect(error.code == .invalidArgument)
+            #expect(error.model == "Movie")
+        }
+    }
+
     @Test("a graph saved in the caller's transaction is rolled back with it", arguments: await Backend.available)
     func rolledBackWithTheTransaction(_ backend: Backend) async throws {
         let db = try await backend.open()

@@ -166,6 +166,8 @@ public struct ModelError: Error, Hashable, Sendable, CustomStringConvertible, Lo
         /// A delete that a relationship forbids: a ``DeleteRule/deny`` rule while related values
         /// exist, or a value that others still refer to through a non-optional to-one relationship.
         public static let deleteDenied = Code("deleteDenied")
+        /// An argument out of range, such as `copy(_:from:batchSize: 0)`.
+        public static let invalidArgument = Code("invalidArgument")
 
         /// The ``name``.
         public var description: String { name }

@@ -1,23 +1,27 @@
-#if Postgres
 import Foundation
 
-extension Postgres.Database {
-    /// Copies every value of each model from an SQLite database, for moving an app to a server.
+extension ModelStore {
+    /// Copies every value of each model from another database into this one: SQLite to
+    /// PostgreSQL to move an app to a server, PostgreSQL to SQLite for a device or a backup,
+    /// or between two files.
     ///
     /// ```swift
     /// let sqlite = try SQLite.Database(path: "app.sqlite")
-    /// try await db.copy([Person.self, Note.self], from: sqlite)
+    /// try await server.copy([Person.self, Note.self], from: sqlite)
+    /// try await SQLite.Database(path: "backup.sqlite").copy([Person.self, Note.self], from: server)
     /// ```
     ///
     /// Each model is copied in one transaction, in batches of `batchSize` read in id order, and
-    /// saved with its own id (an upsert), so running the copy again changes nothing. The number of
-    /// values written is checked against the count in SQLite before and after reading; if the
-    /// SQLite table changed meanwhile, that model's copy is rolled back and throws
+    /// saved with its own id (an upsert), so running the copy again changes nothing. Values with
+    /// relationships bring their related values and links (each value as `get` returns it); list
+    /// a related type too to copy its values that nothing links. The number of values written is
+    /// checked against the source's count before and after reading; if the source's table
+    /// changed meanwhile, that model's copy is rolled back and throws
     /// ``ModelError/Code/unexpectedResult``. Returns how many values were copied per table.
     @discardableResult
-    public func copy(_ types: [any (Model & Sendable).Type], from source: SQLite.Database, batchSize: Int = 1_000) async throws -> [String: Int] {
+    public func copy(_ types: [any (Model & Sendable).Type], from source: some ModelStore, batchSize: Int = 1_000) async throws -> [String: Int] {
         guard batchSize > 0 else {
-            throw Postgres.Error(.invalidArgument, message: "copy needs a batchSize of 1 or more, not \(batchSize)")
+            throw ModelError(.invalidArgument, types.first.map { $0 as Any.Type } ?? Self.self, "copy needs a batchSize of 1 or more, not \(batchSize)")
         }
         var copied: [String: Int] = [:]
         for type in types {
@@ -26,7 +30,7 @@ extension Postgres.Database {
         return copied
     }
 
-    private func copy<T: Model & Sendable>(_ type: T.Type, from source: SQLite.Database, batchSize: Int) async throws -> Int {
+    private func copy<T: Model & Sendable, Source: ModelStore>(_ type: T.Type, from source: Source, batchSize: Int) async throws -> Int {
         let schema = try ModelReflection.of(T.self)
         // The stored `id` property's own key path (a generic `\T.id` goes through Identifiable and
         // names no column).
@@ -34,7 +38,7 @@ extension Postgres.Database {
             throw ModelError(.unsupportedModel, T.self, "its `id` property cannot be read through Identifiable.id")
         }
         let expected = try await source.count(T.self)
-        let written = try await inTransaction { tx in
+        return try await inTransaction { tx in
             var written = 0
             var last: T.ID?
             while true {
@@ -49,13 +53,11 @@ extension Postgres.Database {
             let now = try await source.count(T.self)
             guard written == expected, now == expected else {
                 throw ModelError(.unexpectedResult, T.self, """
-                    copied \(written) values, but \(T.tableName) in SQLite held \(expected) before the copy and \(now) after; \
-                    it changed during the copy, which was rolled back: copy again when it is quiet
+                    copied \(written) values, but \(T.tableName) in the source held \(expected) before the copy and \(now) \
+                    after; it changed during the copy, which was rolled back: copy again when it is quiet
                     """)
             }
             return written
         }
-        return written
     }
 }
-#endif
