@@ -81,6 +81,37 @@ struct PostgresObservationTests {
         await observer.close()
     }
 
+    @Test("a listening connection that stops answering (as behind a dead network) is replaced, and everything observed is read again")
+    func silentListeningConnection() async throws {
+        let url = try await TestServer.shared.freshDatabaseURL()
+        let observer = try await Postgres.Database(url: url)
+        observer.listener.heartbeat.withLock { $0 = (.milliseconds(200), .seconds(1)) }
+        let other = try await Postgres.Database(url: url)
+        let count = Collected(observer.observe(count: Filter<Visit>()))
+        try await count.wait { $0.last == 0 }
+        // The listening connection's backend stops (SIGSTOP): the socket stays open, nothing
+        // answers, and a notification sent to it would never arrive.
+        var listening: [Int32] = []
+        for _ in 0..<100 where listening.isEmpty {
+            listening = try await other.handle.session.rows("""
+                SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() \
+                AND (query LIKE 'LISTEN%' OR query = 'SELECT 1')
+                """).map { try $0.decode(Int32.self) }
+            if listening.isEmpty { try await Task.sleep(for: .milliseconds(20)) }
+        }
+        let backend = try #require(listening.first)
+        #expect(kill(backend, SIGSTOP) == 0)
+        defer { kill(backend, SIGCONT) }
+        try await other.save(Visit(id: UUID(), worker: "while stopped", number: 1))
+        // Within the heartbeat's interval and time limit, a new connection listens and the count
+        // is read again.
+        try await count.wait { $0.last == 1 }
+        try await other.save(Visit(id: UUID(), worker: "after", number: 2))
+        try await count.wait { $0.last == 2 }
+        await other.close()
+        await observer.close()
+    }
+
     @Test("statements whose rows a notification cannot name give incomplete batches; junk on the channel is ignored")
     func unnamedRows() async throws {
         let db = try await TestServer.shared.freshDatabase()

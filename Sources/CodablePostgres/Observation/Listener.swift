@@ -121,6 +121,8 @@ final class Listener: @unchecked Sendable {  // mutable state is guarded by `loc
                     try await connection.listen(on: ChangeNotifications.channel) { notifications in
                         guard listening(generation: current) else { return }
                         delay = .milliseconds(50)
+                        let heartbeat = Task { [weak self] in await self?.keepAlive(connection) }
+                        defer { heartbeat.cancel() }
                         for try await notification in notifications {
                             guard isCurrent(current) else { return }
                             received(notification.payload)
@@ -142,6 +144,39 @@ final class Listener: @unchecked Sendable {  // mutable state is guarded by `loc
             delay = min(delay * 2, .seconds(2))
         }
         lock.withLock { if generation == current { isListening = false } }
+    }
+
+    /// How often the listening connection is asked to answer, and how long it has to: a
+    /// connection that died without the socket noticing (a NAT that forgot it, a pulled cable)
+    /// would otherwise leave observations quiet for good. (Read when a connection starts
+    /// listening; tests shorten it.)
+    let heartbeat = Locked<(interval: Duration, timeout: Duration)>((.seconds(30), .seconds(10)))
+
+    /// Asks the connection `SELECT 1` every ``heartbeat`` interval and closes it when the answer
+    /// does not come in time: its notifications then end and the connection is opened again
+    /// (and every subscriber reads again), as after any loss. Returns when cancelled.
+    private func keepAlive(_ connection: PostgresConnection) async {
+        let (interval, timeout) = heartbeat.withLock { $0 }
+        while (try? await Task.sleep(for: interval)) != nil {
+            let answered = Locked(false)
+            let probe = Task {
+                if (try? await connection.query("SELECT 1", logger: Postgres.Database.logger).collect()) != nil {
+                    answered.withLock { $0 = true }
+                }
+            }
+            let deadline = ContinuousClock.now + timeout
+            while !answered.withLock({ $0 }), ContinuousClock.now < deadline {
+                guard (try? await Task.sleep(for: .milliseconds(50))) != nil else {
+                    probe.cancel()
+                    return
+                }
+            }
+            guard answered.withLock({ $0 }) else {
+                probe.cancel()
+                try? await connection.close()
+                return
+            }
+        }
     }
 
     private func isCurrent(_ runnerGeneration: Int) -> Bool {
