@@ -155,6 +155,35 @@ struct PostgresObservationTests {
         await observer.close()
     }
 
+    @Test("the same table in another schema (another tenant's) does not reach this schema's observers")
+    func otherSchemas() async throws {
+        let url = try await TestServer.shared.freshDatabaseURL()
+        let observer = try await Postgres.Database(url: url)
+        let batches = Batches(try await observer.changes(to: Visit.self))
+        // A role whose own schema comes first in its search_path: its models live there.
+        let role = "tenant_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(12)
+        try await observer.execute("CREATE ROLE \(role) LOGIN PASSWORD 'pw'")
+        try await observer.execute("CREATE SCHEMA \(role) AUTHORIZATION \(role)")
+        let tenant = try await Postgres.Database(url: url.replacingOccurrences(of: "postgres:secret@", with: "\(role):pw@"))
+        let theirs = Collected(tenant.observe(count: Filter<Visit>()))
+        try await theirs.wait { $0.last == 0 }
+        try await tenant.save(Visit(id: UUID(), worker: "tenant", number: 1))
+        try await theirs.wait { $0.last == 1 }
+        // Ours: only our own commit, in our own schema.
+        let mine = Visit(id: UUID(), worker: "mine", number: 2)
+        try await observer.save(mine)
+        // Notifications arrive in commit order: the tenant's commit came first, so had it reached
+        // this listener, its batch would be there before ours.
+        try await batches.wait { !$0.isEmpty }
+        #expect(batches.values.map(\.inserted) == [[mine.id]])
+        #expect(try await observer.count(Visit.self) == 1)
+        await tenant.close()
+        try await observer.execute("DROP SCHEMA \(role) CASCADE")
+        try await observer.execute("DROP OWNED BY \(role)")
+        try await observer.execute("DROP ROLE \(role)")
+        await observer.close()
+    }
+
     @Test("closing the database ends its observations")
     func closing() async throws {
         let db = try await TestServer.shared.freshDatabase()

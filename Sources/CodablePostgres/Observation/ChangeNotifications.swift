@@ -9,10 +9,12 @@ import PostgresNIO
 /// payload per statement that changed rows:
 ///
 /// ```json
-/// {"x": "7731", "t": "Item", "e": "U", "n": [1, 2], "o": [1, 2]}
+/// {"x": "7731", "s": "public", "t": "Item", "e": "U", "n": [1, 2], "o": [1, 2]}
 /// ```
 ///
-/// `x` is the transaction's id (the notifications of one transaction share it), `t` the table,
+/// `x` is the transaction's id (the notifications of one transaction share it), `s` and `t` the
+/// table's schema and name (a listener takes only its own schema's: the same model tables in
+/// another schema of the database, such as another tenant's, are not its business),
 /// `e` the statement (`I`, `U`, `D`), `n` and `o` the ids of the new and old rows (from the
 /// statement's transition tables). The transaction's last notification is its end marker,
 /// `"e": "."` (see ``commitFunction(schema:)``). A statement that changed more than 1,000 rows, a payload that
@@ -39,7 +41,7 @@ enum ChangeNotifications {
 
     /// The version of the functions' text: an installer replaces functions of another version
     /// only (replacing needs to own them; the same version is left alone).
-    static let version = "codablepostgres notify v3"
+    static let version = "codablepostgres notify v4"
 
     /// A trigger function as every one of ours is made: it runs as its owner with a fixed
     /// `search_path` (so writers of any role and `search_path`, `psql` or a migration, can write
@@ -72,9 +74,9 @@ enum ChangeNotifications {
             IF TG_OP <> 'TRUNCATE' AND new_count = 0 AND old_count = 0 THEN
                 RETURN NULL;
             END IF;
-            payload := json_build_object('x', tx, 't', TG_TABLE_NAME, 'e', left(TG_OP, 1), 'n', new_ids, 'o', old_ids)::text;
+            payload := json_build_object('x', tx, 's', TG_TABLE_SCHEMA, 't', TG_TABLE_NAME, 'e', left(TG_OP, 1), 'n', new_ids, 'o', old_ids)::text;
             IF TG_OP = 'TRUNCATE' OR new_count > \(idLimit) OR old_count > \(idLimit) OR octet_length(payload) > 7900 THEN
-                payload := json_build_object('x', tx, 't', TG_TABLE_NAME, 'e', '*')::text;
+                payload := json_build_object('x', tx, 's', TG_TABLE_SCHEMA, 't', TG_TABLE_NAME, 'e', '*')::text;
             END IF;
             -- The transaction's first notifying statement queues its end marker (see commitFunction).
             IF current_setting('codablepostgres.marked', true) IS DISTINCT FROM tx THEN
@@ -135,6 +137,7 @@ enum ChangeNotifications {
             guard let schema = try await session.rows("SELECT current_schema()::text").first?.decode(String.self) else {
                 throw ModelError(.unexpectedResult, model, "the server named no current schema to install change notifications in")
             }
+            database.listener.follow(schema: schema)
             _ = try await session.rows(markerTable)
             var version = PostgresBindings()
             version.append("%\(Self.version)%")
@@ -184,6 +187,8 @@ enum ChangeNotifications {
     /// The parts of a payload that route it.
     struct Header: Decodable {
         let x: String
+        /// The table's schema (absent from the end marker, and from functions before v4).
+        let s: String?
         let t: String
         let e: String
     }

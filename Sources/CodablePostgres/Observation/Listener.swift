@@ -48,6 +48,9 @@ final class Listener: @unchecked Sendable {  // mutable state is guarded by `loc
     private var lastArrival = ContinuousClock.now
     /// Whether a task waits for the quiet period to hand the pending transaction on.
     private var isFlusherRunning = false
+    /// The schema whose tables are observed (the database's current schema, learned when the
+    /// triggers are installed); notifications of other schemas' tables are ignored.
+    private var followedSchema: String?
 
     static let quietPeriod = Duration.milliseconds(50)
 
@@ -84,6 +87,11 @@ final class Listener: @unchecked Sendable {  // mutable state is guarded by `loc
         } onCancel: {
             lock.withLock { waiters.removeValue(forKey: id) }?.resume(throwing: CancellationError())
         }
+    }
+
+    /// Takes only the notifications of tables in `schema` from now on.
+    func follow(schema: String) {
+        lock.withLock { followedSchema = schema }
     }
 
     /// Removes a subscriber; the last one closes the connection.
@@ -214,6 +222,8 @@ final class Listener: @unchecked Sendable {  // mutable state is guarded by `loc
         let data = Data(payload.utf8)
         // Someone else's notification on our channel: not ours to understand.
         guard let header = try? JSONDecoder().decode(ChangeNotifications.Header.self, from: data) else { return }
+        // A table of the same name in another schema of the database.
+        if let schema = header.s, let mine = lock.withLock({ followedSchema }), schema != mine { return }
         let statement = ChangeNotifications.Statement(kind: header.e, payload: data)
         delivery.withLock {
             let targets = lock.withLock { subscribers.values.filter { !$0.wantsWholeTransactions && $0.tables.contains(header.t) } }
