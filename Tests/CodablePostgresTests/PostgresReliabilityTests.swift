@@ -13,6 +13,15 @@ struct PostgresReliabilityTests {
         var number: Int
     }
 
+    /// Saves `entry` on its own (even writers) or in a transaction of the caller's (odd ones).
+    static func save(_ entry: Entry, by writer: Int, in db: Postgres.Database) async throws {
+        if writer % 2 == 0 {
+            try await db.save(entry)
+        } else {
+            try await db.inTransaction { tx in try await tx.save(entry) }
+        }
+    }
+
     @Test("first saves of a model in more transactions at once than the pool has connections: none waits for another")
     func firstSavesInTransactions() async throws {
         // Preparing the table used to take a second connection of the pool inside each
@@ -92,12 +101,7 @@ struct PostgresReliabilityTests {
                     for number in 0..<40 {
                         let entry = Entry(id: UUID(), instance: writer, number: number)
                         do {
-                            // Half on their own, half in a transaction of the caller's.
-                            if writer % 2 == 0 {
-                                try await db.save(entry)
-                            } else {
-                                try await db.inTransaction { tx in try await tx.save(entry) }
-                            }
+                            try await Self.save(entry, by: writer, in: db)
                             saved.append(entry.id)
                         } catch let error as Postgres.Error {
                             failures.append(error)
@@ -163,11 +167,7 @@ struct PostgresReliabilityTests {
                         number += 1
                         tried.append(entry.id)
                         do {
-                            if writer % 2 == 0 {
-                                try await db.save(entry)
-                            } else {
-                                try await db.inTransaction { tx in try await tx.save(entry) }
-                            }
+                            try await Self.save(entry, by: writer, in: db)
                             saved.append(entry.id)
                         } catch let error as Postgres.Error {
                             failures.append(error)

@@ -18,25 +18,8 @@ struct RelationshipBenchmark {
         repetitions = 3
     }
 
-    /// The data set, the same for both contenders: CodableSQLite's values, which GRDB's records
-    /// are made from.
-    static func movies(count: Int) -> [Movie] {
-        var random = SplitMix(seed: 42)
-        return (0..<count).map { n in
-            let studio = n % 4 == 0 ? nil : Studio(id: Int64(n % 100 + 1), name: "Studio \(n % 100)")
-            let cast = (0..<5).map { _ in
-                let actor = random.next() % UInt64(count * 2)
-                return Actor(id: "actor\(actor)", name: "Actor \(actor)")
-            }
-            return Movie(
-                id: UUID(uuid: random.uuidBytes()), title: "Movie \(n)",
-                releaseDate: Date(timeIntervalSince1970: 946_684_800 + Double(n) * 3_600),
-                studio: studio, cast: cast, tags: ["tag\(n % 5)", "genre\(n % 7)"])
-        }
-    }
-
     func run() throws -> String {
-        let data = Self.movies(count: movies)
+        let data = MovieGraph.movies(count: movies)
         var lines = ["", "G: relationships, \(movies) movies × 5 actors from a pool of \(movies * 2), studios from 100 (file database, WAL, median of \(repetitions))"]
         var results: [(String, save: Double, load: Double)] = []
         for (name, measure) in [("CodableSQLite models", measureCodableSQLite), ("GRDB associations", measureGRDB)] {
@@ -60,16 +43,9 @@ struct RelationshipBenchmark {
 
     // MARK: CodableSQLite
 
-    struct Actor: Codable, Model, Sendable { var id: String; var name: String }
-    struct Studio: Codable, Model, Sendable { var id: Int64?; var name: String }
-    struct Movie: Codable, UUIDModel, Sendable {
-        let id: UUID
-        var title: String
-        var releaseDate: Date
-        var studio: Studio?
-        var cast: [Actor]
-        var tags: [String]
-    }
+    typealias Actor = MovieGraph.Actor
+    typealias Studio = MovieGraph.Studio
+    typealias Movie = MovieGraph.Movie
 
     private func measureCodableSQLite(_ movies: [Movie]) throws -> (Double, Double) {
         let path = temporaryDatabasePath("g-codablesqlite")

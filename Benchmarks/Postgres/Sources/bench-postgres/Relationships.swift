@@ -9,30 +9,7 @@ import FluentPostgresDriver
 import Foundation
 
 enum Graph {
-    struct Actor: Codable, CodableSQLite.Model, Sendable { var id: String; var name: String }
-    struct Studio: Codable, CodableSQLite.Model, Sendable { var id: Int64?; var name: String }
-    struct Movie: Codable, UUIDModel, Sendable {
-        let id: UUID
-        var title: String
-        var releaseDate: Date
-        var studio: Studio?
-        var cast: [Actor]
-        var tags: [String]
-    }
-
-    static func movies(count: Int) -> [Movie] {
-        var random = SplitMix(seed: 42)
-        return (0..<count).map { n in
-            let studio = n % 4 == 0 ? nil : Studio(id: Int64(n % 100 + 1), name: "Studio \(n % 100)")
-            let cast = (0..<5).map { _ in
-                let actor = random.next() % UInt64(count * 2)
-                return Actor(id: "actor\(actor)", name: "Actor \(actor)")
-            }
-            return Movie(
-                id: UUID(uuid: random.uuidBytes()), title: "Movie \(n)", releaseDate: Date(timeIntervalSince1970: 946_684_800 + Double(n) * 3_600),
-                studio: studio, cast: cast, tags: ["tag\(n % 5)", "genre\(n % 7)"])
-        }
-    }
+    typealias Movie = MovieGraph.Movie
 
     /// What both contenders must load: each movie's title, studio and cast (as a set: Fluent's
     /// siblings keep no order).

@@ -134,7 +134,7 @@ for scenario in ["A", "B", "C", "D"] {
 
 // G: relationships.
 let movieCount = count >= 100_000 ? 10_000 : 2_000
-let movies = Graph.movies(count: movieCount)
+let movies = MovieGraph.movies(count: movieCount)
 let ourGraph = try await graphCodablePostgres(url: work.url, movies: movies, repetitions: 3)
 let theirGraph = try await graphFluent(url: work.url, movies: movies, repetitions: 3)
 guard ourGraph.summary == theirGraph.summary, ourGraph.summary.count == movieCount else {
