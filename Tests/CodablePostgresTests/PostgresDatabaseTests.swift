@@ -218,9 +218,7 @@ struct PostgresDatabaseTests {
     @Test("two processes saving against one server give exact counts")
     func twoProcesses() async throws {
         let url = try await TestServer.shared.freshDatabaseURL()
-        let worker = Bundle.main.bundleURL.appendingPathComponent("postgres-worker").path
-        let binary = FileManager.default.isExecutableFile(atPath: worker) ? worker
-            : URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("postgres-worker").path
+        let binary = TestServer.workerBinary
         async let first = TestServer.run([binary, url, "300", "first"])
         async let second = TestServer.run([binary, url, "300", "second"])
         let (one, two) = try await (first, second)

@@ -34,9 +34,7 @@ struct PostgresObservationTests {
         ])
 
         // A second process saving 40 values, one by one and in batches.
-        let worker = Bundle.main.bundleURL.appendingPathComponent("postgres-worker").path
-        let binary = FileManager.default.isExecutableFile(atPath: worker) ? worker
-            : URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("postgres-worker").path
+        let binary = TestServer.workerBinary
         let counts = Collected(observer.observe(count: Filter(\Visit.worker, is: .equal(to: "process"))))
         try await counts.wait { $0.last == 0 }
         let run = try await TestServer.run([binary, url, "40", "process"])

@@ -45,9 +45,7 @@ struct PostgresRelationshipTests {
     @Test("two processes saving films that share performers and labels, in opposite orders: no deadlock, no lost link")
     func twoProcessesSavingGraphs() async throws {
         let url = try await TestServer.shared.freshDatabaseURL()
-        let worker = Bundle.main.bundleURL.appendingPathComponent("postgres-worker").path
-        let binary = FileManager.default.isExecutableFile(atPath: worker) ? worker
-            : URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("postgres-worker").path
+        let binary = TestServer.workerBinary
         // The tables first, so that the processes race on rows rather than on creating them.
         let db = try await Postgres.Database(url: url)
         struct Performer: Model, Sendable { var id: String; var name: String }

@@ -141,6 +141,13 @@ actor TestServer {
         try await startServer()
     }
 
+    /// The `postgres-worker` executable (a second app instance), built next to the tests.
+    static var workerBinary: String {
+        let worker = Bundle.main.bundleURL.appendingPathComponent("postgres-worker").path
+        return FileManager.default.isExecutableFile(atPath: worker) ? worker
+            : URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("postgres-worker").path
+    }
+
     /// The folder of `initdb`, `pg_ctl` and `pg_isready`: on PATH, or Debian's /usr/lib/postgresql/<version>/bin.
     static func serverBinaries() -> String? {
         let fileManager = FileManager.default
