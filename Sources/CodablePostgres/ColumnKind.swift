@@ -38,8 +38,12 @@ enum ColumnKind: String, Sendable {
         }
     }
 
-    /// The type in `CREATE TABLE` (the same spelling `information_schema.columns.data_type` uses).
+    /// The type's name (the same spelling `information_schema.columns.data_type` uses).
     var sqlType: String { rawValue }
+
+    /// The type in `CREATE TABLE`: text compares by bytes (`COLLATE "C"`, as filters and sorts
+    /// compare it), so that its indexes serve them.
+    var declaredType: String { self == .text ? "text COLLATE \"C\"" : rawValue }
 
     /// The default of a `NOT NULL` column, used only for rows saved by a later version of the model
     /// that no longer writes it.

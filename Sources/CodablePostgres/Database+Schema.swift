@@ -50,18 +50,20 @@ extension Postgres.Database {
         } catch let error as Postgres.Error where error.sqlState == "55P03" {
             let model = table.schema.modelType
             throw Postgres.Error(.server, sqlState: "55P03", message: """
-                preparing the table of \(model) waited 10 s for a lock another transaction holds: most often the \
-                caller's own transaction, which wrote a table that \(model) refers to (its relationships' targets) \
-                before the first save of a \(model); the table is created on a connection of its own and cannot \
-                wait for that transaction. Save or read a \(model) once before the transaction. (\(error.message))
+                preparing the table of \(model) (creating or changing it, its indexes or link tables) waited 10 s for \
+                a lock another transaction holds. Tables are prepared on a connection of their own, so this can be the \
+                caller's own transaction, when it has written a table that \(model) refers to (a relationship's \
+                target) before the first use of \(model): use \(model) once before such a transaction. (\(error.message))
                 """, sql: error.sql)
         }
     }
 
     private func prepareWaitingForLocks(_ table: PostgresTable, indexes: [String]) async throws {
         try await transactionOnOwnConnection { session in
-                _ = try await session.rows("SET LOCAL lock_timeout = '10s'")
+                // Instances take turns under the advisory lock (as long as another needs); the
+                // limit is for the locks the DDL itself takes.
                 try await session.lock(table: table.schema.table)
+                _ = try await session.rows("SET LOCAL lock_timeout = '10s'")
                 var binds = PostgresBindings()
                 binds.append(table.schema.table)
                 let existing = try await session.rows("""

@@ -113,7 +113,10 @@ extension Postgres {
         static let logger = Logger(label: "CodablePostgres", factory: { _ in SwiftLogNoOpLogHandler() })
 
         /// Runs `body` in one transaction: committed when it returns, rolled back when it throws
-        /// (or its task is cancelled).
+        /// (or its task is cancelled). A statement that failed in it, even one whose error `body`
+        /// caught, aborted the transaction on the server: then it is rolled back and this throws
+        /// (SQLSTATE `25P02`). Run a statement that may fail in a savepoint
+        /// (`try? await tx.inTransaction { inner in … }`) to go on after it.
         ///
         /// ```swift
         /// try await db.inTransaction { tx in
@@ -157,10 +160,16 @@ extension Postgres {
                         try await Task { _ = try await session.rows("COMMIT") }.value
                         outcome = .success(result)
                     } catch {
-                        await Self.rollBack(session)
+                        // Statements whose callers stopped waiting end first (or the connection
+                        // is closed, which ends the transaction on the server).
+                        if await state.settled(within: .seconds(10)) {
+                            await Self.rollBack(session)
+                        } else {
+                            try? await connection.close()
+                        }
                         outcome = .failure(error)
                     }
-                    await state.settled()
+                    if await !state.settled(within: .seconds(10)) { try? await connection.close() }
                     return try outcome.get()
                 }
             } catch {
@@ -239,14 +248,24 @@ extension Postgres {
         public func inTransaction<Result: Sendable>(_ body: (Transaction) async throws -> Result) async throws -> Result {
             let name = "codablepostgres_savepoint_\(UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased())"
             try await session.execute("SAVEPOINT \(name)", [])
+            let before = session.transaction?.failure
+            /// Rolled back to the savepoint, the transaction goes on as it was when it began.
+            func rollBack() async {
+                if (try? await session.execute("ROLLBACK TO SAVEPOINT \(name)", [])) != nil { session.transaction?.failure = before }
+                try? await session.execute("RELEASE SAVEPOINT \(name)", [])
+            }
             let result: Result
             do {
                 result = try await body(self)
             } catch {
-                // Rolled back to the savepoint, the transaction goes on as it was when it began.
-                if (try? await session.execute("ROLLBACK TO SAVEPOINT \(name)", [])) != nil { session.transaction?.failure = nil }
-                try? await session.execute("RELEASE SAVEPOINT \(name)", [])
+                await rollBack()
                 throw error
+            }
+            // A body that caught a failure of its own: PostgreSQL refuses the rest of the
+            // savepoint, so it is rolled back and the failure thrown.
+            if let failure = session.transaction?.failure, failure.description != before?.description {
+                await rollBack()
+                throw failure
             }
             try await session.execute("RELEASE SAVEPOINT \(name)", [])
             return result

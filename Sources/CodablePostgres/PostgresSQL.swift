@@ -64,7 +64,14 @@ struct PostgresDialect: SQLDialect {
         return "\(expression.text) ILIKE $\(binds.count) ESCAPE ''"
     }
 
-    func order(ascending: Bool) -> String { ascending ? " ASC NULLS FIRST" : " DESC NULLS LAST" }
+    func order(_ expression: SQLExpression, ascending: Bool) -> String {
+        // A column that cannot be NULL sorts without a NULLS clause, so that its index (the
+        // primary key's, for paging by id) gives the order without a sort.
+        if expression.reference.jsonPath.isEmpty, let column = table.column(named: expression.reference.column), !column.isOptional {
+            return expression.ordered + (ascending ? " ASC" : " DESC")
+        }
+        return expression.ordered + (ascending ? " ASC NULLS FIRST" : " DESC NULLS LAST")
+    }
 
     func related(column: String, table: String, inner: String, root: Any.Type) throws -> String {
         "\(self.table.quotedTable).\(SQLName.quoted(column)) IN (SELECT \(SQLName.quoted(ModelReflection.idName)) FROM \(SQLName.quoted(table)) WHERE \(inner))"

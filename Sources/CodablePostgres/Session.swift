@@ -85,7 +85,6 @@ extension Postgres {
             try Task.checkCancellation()
             let database = database, client = database.client, connection = connection
             let cancel = ServerCancel(database: database)
-            transaction?.sent(cancel)
             let running = Locked<PostgresConnection?>(connection)
             let run: @Sendable () async throws -> [PostgresRow] = {
                 // The connection is held until a cancel request sent for this statement has
@@ -106,8 +105,16 @@ extension Postgres {
                 return try await client.withConnection { try await run(on: $0) }
             }
             do {
+                // A transaction's connection goes back to the pool only once every statement's
+                // worker (and the cancel request it waits for) has ended.
+                let transaction = transaction
+                transaction?.statementStarted()
+                let tracked: @Sendable () async throws -> [PostgresRow] = {
+                    defer { transaction?.statementEnded() }
+                    return try await run()
+                }
                 return try await Self.answer(
-                    within: limit ?? database.statementTimeout.map { $0 + .seconds(5) }, sql: sql, run,
+                    within: limit ?? database.statementTimeout.map { $0 + .seconds(5) }, sql: sql, tracked,
                     isLost: { running.withLock { $0?.isClosed ?? false } }, onCancel: cancel.request)
             } catch {
                 let failure = Postgres.Error.from(error, sql: sql)
@@ -203,6 +210,8 @@ extension Postgres {
                     return try await database.transaction(body)
                 } catch let error as Postgres.Error where attempt < 3 && (error.sqlState == "40P01" || error.sqlState == "40001") {
                     attempt += 1
+                    // A few milliseconds apart, at random, so that the two sides do not meet again.
+                    try await Task.sleep(for: .milliseconds(Int.random(in: 5...50)))
                 }
             }
         }
@@ -232,12 +241,15 @@ extension Postgres {
 extension Postgres {
     /// What the statements of one transaction share: whether one of them failed (PostgreSQL then
     /// refuses everything until ROLLBACK, and answers COMMIT by rolling back without an error, so
-    /// the library must remember it), and the cancel requests sent for them (answered before the
-    /// connection goes back to the pool, so that a late one cannot cancel another caller's statement).
+    /// the library must remember it), and how many are still running on the connection — a
+    /// statement whose caller stopped waiting (cancelled, timed out) may not even have been sent
+    /// yet, and its cancel request may still be on its way: the connection must not be rolled back
+    /// or go back to the pool before they are over.
     final class TransactionState: Sendable {
         private struct State {
             var failure: Postgres.Error?
-            var cancels: [ServerCancel] = []
+            var running = 0
+            var waiters: [UUID: CheckedContinuation<Void, Never>] = [:]
         }
 
         private let state = Locked(State())
@@ -256,13 +268,46 @@ extension Postgres {
             }
         }
 
-        func sent(_ cancel: ServerCancel) {
-            state.withLock { $0.cancels.append(cancel) }
+        func statementStarted() {
+            state.withLock { $0.running += 1 }
         }
 
-        /// Returns once every cancel request sent for the transaction's statements was answered.
-        func settled() async {
-            for cancel in state.withLock({ $0.cancels }) { await cancel.settled() }
+        func statementEnded() {
+            let waiting = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+                state.running -= 1
+                guard state.running == 0 else { return [] }
+                defer { state.waiters = [:] }
+                return Array(state.waiters.values)
+            }
+            for waiter in waiting { waiter.resume() }
+        }
+
+        /// Whether every statement ended within `limit`.
+        func settled(within limit: Duration) async -> Bool {
+            if state.withLock({ $0.running == 0 }) { return true }
+            return await withTaskGroup(of: Bool.self) { group in
+                group.addTask { await self.allEnded(); return true }
+                group.addTask { (try? await Task.sleep(for: limit)) == nil }
+                let first = await group.next() ?? false
+                group.cancelAll()
+                return first
+            }
+        }
+
+        private func allEnded() async {
+            let id = UUID()
+            await withTaskCancellationHandler {
+                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                    let done = state.withLock { state -> Bool in
+                        if state.running == 0 || Task.isCancelled { return true }
+                        state.waiters[id] = continuation
+                        return false
+                    }
+                    if done { continuation.resume() }
+                }
+            } onCancel: {
+                state.withLock { $0.waiters.removeValue(forKey: id) }?.resume()
+            }
         }
     }
 }

@@ -118,6 +118,17 @@ struct PostgresRelationshipTests {
             try await tx.save(Actor(id: "also", name: "Also"))
         }
         #expect(try await db.count(Actor.self) == 2)
+        // A savepoint whose body catches its own failure: rolled back alone, the failure thrown
+        // out of it, and the transaction goes on.
+        try await db.inTransaction { tx in
+            let outcome: Int? = try? await tx.inTransaction { inner in
+                do { try await inner.delete(release.studio) } catch {}
+                return 1
+            }
+            #expect(outcome == nil)
+            try await tx.save(Actor(id: "third", name: "Third"))
+        }
+        #expect(try await db.count(Actor.self) == 3)
         #expect(try await db.count(Studio.self) == 1)
         await db.close()
     }

@@ -36,9 +36,9 @@ extension PostgresTable {
             let id = SQLName.quoted(ModelReflection.idName)
             return [
                 "CREATE TABLE IF NOT EXISTS \(link) ("
-                    + "\"owner\" \(self.id.kind.sqlType) NOT NULL REFERENCES \(quotedTable)(\(id)) ON DELETE CASCADE, "
+                    + "\"owner\" \(self.id.kind.declaredType) NOT NULL REFERENCES \(quotedTable)(\(id)) ON DELETE CASCADE, "
                     + "\"position\" integer NOT NULL, "
-                    + "\"target\" \(target.id.kind.sqlType) NOT NULL REFERENCES \(target.quotedTable)(\(id)) ON DELETE CASCADE, "
+                    + "\"target\" \(target.id.kind.declaredType) NOT NULL REFERENCES \(target.quotedTable)(\(id)) ON DELETE CASCADE, "
                     + "PRIMARY KEY (\"owner\", \"position\"))",
                 "CREATE INDEX IF NOT EXISTS \(SQLName.quoted(relationship.linkTable + "(target)")) ON \(link) (\"target\")",
             ]

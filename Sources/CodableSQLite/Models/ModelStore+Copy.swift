@@ -14,10 +14,12 @@ extension ModelStore {
     /// Each model is copied in one transaction, in batches of `batchSize` read in id order, and
     /// saved with its own id (an upsert), so running the copy again changes nothing. Values with
     /// relationships bring their related values and links (each value as `get` returns it); list
-    /// a related type too to copy its values that nothing links. The number of values written is
-    /// checked against the source's count before and after reading; if the source's table
-    /// changed meanwhile, that model's copy is rolled back and throws
-    /// ``ModelError/Code/unexpectedResult``. Returns how many values were copied per table.
+    /// a related type too to copy its values that nothing links. The source is read in batches,
+    /// not one snapshot: copy a database that is quiet. The number of values written is checked
+    /// against the source's count before and after reading; when it differs (rows added or
+    /// removed meanwhile), that model's copy is rolled back and throws
+    /// ``ModelError/Code/unexpectedResult``. An SQLite destination holds its writer for each
+    /// model's copy. Returns how many values were copied per table.
     @discardableResult
     public func copy(_ types: [any (Model & Sendable).Type], from source: some ModelStore, batchSize: Int = 1_000) async throws -> [String: Int] {
         guard batchSize > 0 else {

@@ -23,6 +23,9 @@
 /// values as stored (with assigned ids); filters, sorting and paging select the same rows;
 /// `inTransaction` commits when its body returns and rolls back when it throws (nested, it is a
 /// savepoint). Errors are the engine's own (`SQLite.Error`, `Postgres.Error`) or ``ModelError``.
+/// One difference: on PostgreSQL a failed statement aborts the transaction, so a body that
+/// catches the error and returns gets the transaction rolled back and an error (SQLSTATE `25P02`);
+/// a statement run in a nested `inTransaction` (a savepoint) can fail alone on both engines.
 ///
 /// Sendable: required; both databases are.
 public protocol ModelStore: Sendable {

@@ -19,8 +19,8 @@ package protocol SQLDialect {
     mutating func match(_ expression: SQLExpression, _ kind: TextMatch, _ text: String) -> String
     /// SQLite's `LIKE`: `%` and `_` wildcards, no escape character, ASCII letters in either case.
     mutating func like(_ expression: SQLExpression, _ pattern: String) -> String
-    /// What follows a sort expression: ` ASC`, ` DESC`, with `NULL`s first in ascending order.
-    func order(ascending: Bool) -> String
+    /// A sort term: the expression and its direction, with `NULL`s first in ascending order.
+    func order(_ expression: SQLExpression, ascending: Bool) -> String
     /// The to-one `column` holds the id of a row of `table` where `inner` holds.
     mutating func related(column: String, table: String, inner: String, root: Any.Type) throws -> String
     /// Renders `body` (the predicate of a to-one relationship) against the relationship's `table`:
@@ -84,7 +84,7 @@ extension Filter {
         guard includingOrderAndLimit else { return sql }
         if !sorts.isEmpty {
             let orders = try sorts.map { sort in
-                try dialect.expression(for: sort.column, root: Root.self).ordered + dialect.order(ascending: sort.ascending)
+                dialect.order(try dialect.expression(for: sort.column, root: Root.self), ascending: sort.ascending)
             }
             sql += " ORDER BY " + orders.joined(separator: ", ")
         }

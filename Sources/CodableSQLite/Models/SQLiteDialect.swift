@@ -39,7 +39,7 @@ struct SQLiteDialect: SQLDialect {
         return "\(expression.text) LIKE ?"
     }
 
-    func order(ascending: Bool) -> String { ascending ? " ASC" : " DESC" }
+    func order(_ expression: SQLExpression, ascending: Bool) -> String { expression.ordered + (ascending ? " ASC" : " DESC") }
 
     var maximumNameLength: Int? { nil }
 
