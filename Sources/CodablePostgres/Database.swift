@@ -162,14 +162,14 @@ extension Postgres {
                     } catch {
                         // Statements whose callers stopped waiting end first (or the connection
                         // is closed, which ends the transaction on the server).
-                        if await state.settled(within: .seconds(10)) {
+                        if await state.settled(within: .seconds(10), on: connection) {
                             await Self.rollBack(session)
                         } else {
                             try? await connection.close()
                         }
                         outcome = .failure(error)
                     }
-                    if await !state.settled(within: .seconds(10)) { try? await connection.close() }
+                    if await !state.settled(within: .seconds(10), on: connection) { try? await connection.close() }
                     return try outcome.get()
                 }
             } catch {

@@ -282,12 +282,20 @@ extension Postgres {
             for waiter in waiting { waiter.resume() }
         }
 
-        /// Whether every statement ended within `limit`.
-        func settled(within limit: Duration) async -> Bool {
-            if state.withLock({ $0.running == 0 }) { return true }
+        /// Whether every statement ended within `limit`, or `connection` closed (nothing more
+        /// can be sent on it, and the pool drops it).
+        func settled(within limit: Duration, on connection: PostgresConnection) async -> Bool {
+            if state.withLock({ $0.running == 0 }) || connection.isClosed { return true }
             return await withTaskGroup(of: Bool.self) { group in
                 group.addTask { await self.allEnded(); return true }
-                group.addTask { (try? await Task.sleep(for: limit)) == nil }
+                group.addTask {
+                    let deadline = ContinuousClock.now + limit
+                    while ContinuousClock.now < deadline {
+                        if connection.isClosed { return true }
+                        guard (try? await Task.sleep(for: .milliseconds(50))) != nil else { return true }
+                    }
+                    return false
+                }
                 let first = await group.next() ?? false
                 group.cancelAll()
                 return first
