@@ -22,6 +22,15 @@ enum Backend: String, Sendable, CustomTestStringConvertible {
         #endif
     }()
 
+    /// Whether the tests run under AddressSanitizer (whose leak check runs at exit).
+    static let isAddressSanitized: Bool = {
+        #if os(Linux)
+        return dlsym(dlopen(nil, RTLD_NOW), "__asan_init") != nil
+        #else
+        return false
+        #endif
+    }()
+
     /// SQLite always; PostgreSQL when a throwaway server can be started (else the PostgreSQL
     /// suites report themselves skipped, with the reason).
     static var available: [Backend] {

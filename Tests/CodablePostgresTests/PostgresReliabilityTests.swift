@@ -85,7 +85,15 @@ struct PostgresReliabilityTests {
         for db in instances { await db.close() }
     }
 
-    @Test("connections ended under load: calls succeed or fail with .connection, nothing committed is lost, observers catch up")
+    /// postgres-nio 1.33 can leave a statement queued on a connection the server ended without an
+    /// answer forever: the library gives up on it, but its task (and what it holds) stays in
+    /// memory, which LeakSanitizer reports at exit. These two tests provoke it on purpose, so the
+    /// AddressSanitizer run skips them (the plain and ThreadSanitizer runs do not).
+    static let abandonedStatements = ConditionTrait.disabled(
+        if: Backend.isAddressSanitized,
+        "postgres-nio leaves statements on connections the server ended suspended forever; LeakSanitizer reports what they hold")
+
+    @Test("connections ended under load: calls succeed or fail with .connection, nothing committed is lost, observers catch up", abandonedStatements)
     func connectionsEndedUnderLoad() async throws {
         let url = try await TestServer.shared.freshDatabaseURL()
         let db = try await Postgres.Database(url: url, maximumConnections: 4, statementTimeout: .seconds(5))
@@ -146,7 +154,7 @@ struct PostgresReliabilityTests {
         await admin.close()
     }
 
-    @Test("the server restarted under load, as an administrator's restart and as a crash: calls succeed or fail with .connection, nothing committed is lost, the pool and observers recover")
+    @Test("the server restarted under load, as an administrator's restart and as a crash: calls succeed or fail with .connection, nothing committed is lost, the pool and observers recover", abandonedStatements)
     func serverRestartedUnderLoad() async throws {
         // A server of its own (the others' tests must not see it restart), whose commits survive a crash of it.
         let server = TestServer(durableCommits: true)
