@@ -6,8 +6,9 @@ import PostgresNIO
 /// any number of values is one statement with one parameter per column
 /// (`INSERT … SELECT … FROM unnest($1::text[], $2::text[], …)`).
 ///
-/// Each value is encoded once through the storage contract's JSON form (``JSONForm``), and each
-/// member's text goes into its column's array; PostgreSQL casts the text to the column's type
+/// Each value is encoded once, each property straight into its column's array in the form its
+/// column stores (``ColumnForm``; a value that is not one flat keyed container goes through its
+/// JSON form, ``JSONForm``, instead); PostgreSQL casts the text to the column's type
 /// (``ColumnKind/fromText(_:)``). The arrays travel in PostgreSQL's binary array format (no
 /// quoting or escaping).
 ///
@@ -15,7 +16,8 @@ import PostgresNIO
 /// are decided here, on the client, so that nothing has to come back from the server but assigned
 /// ids: a `timestamp with time zone` keeps microseconds, so a date's text is cut to six decimals
 /// before it is sent; and a value saved without an id gets the one the database assigns. Such
-/// values are decoded again from their JSON form with the stored text (``savedValue(_:row:assignedID:table:)``).
+/// values are decoded again from the stored column texts
+/// (``savedValue(_:row:assignedID:table:reader:)``).
 struct ColumnArrays {
     /// One array per column of the table, in the table's column order.
     private(set) var columns: [[String?]] = []
@@ -27,6 +29,10 @@ struct ColumnArrays {
     private(set) var rowOfValue: [Int] = []
     /// The number of rows in the arrays.
     private(set) var rowCount = 0
+    /// The id's column.
+    private let idIndex: Int
+    /// Each column's type, in column order.
+    private let kinds: [ColumnKind]
     /// The rows whose stored value differs from the value given (a date cut to microseconds, an
     /// id to be assigned).
     private var rewritten: Set<Int> = []
@@ -42,66 +48,124 @@ struct ColumnArrays {
     /// saved for the value at `position`; to-many relationships (in link tables) are left out.
     init<T: Model>(_ values: [T], table: PostgresTable, toOneIDs: [String: [String?]] = [:]) throws {
         let toMany = Set(table.schema.relationships.filter(\.isToMany).map(\.name))
+        let width = table.columns.count
         var indexByName: [String: Int] = [:]
         for (index, column) in table.columns.enumerated() { indexByName[column.name] = index }
         let idIndex = indexByName[table.id.name] ?? 0
-        var rows: [[String?]] = []
-        rows.reserveCapacity(values.count)
-        var rewrittenPositions: Set<Int> = []
-        var lastPositionOfID: [ByteKey: Int] = [:]
+        self.idIndex = idIndex
+        let kinds = table.columns.map(\.kind)
+        self.kinds = kinds
+        // Where each property goes: its column, or nowhere for a relationship saved elsewhere.
+        var slots: [String: ColumnForm.Slot] = [:]
+        for (index, column) in table.columns.enumerated() {
+            slots[column.name] = toOneIDs[column.name] != nil ? .skipped : .column(index, asJSON: column.kind == .jsonb)
+        }
+        for name in toMany { slots[name] = .skipped }
+        let toOneColumns = toOneIDs.compactMap { name, ids in indexByName[name].map { ($0, ids) } }
+
+        var columns = [[String?]](repeating: [], count: width)
+        for index in columns.indices { columns[index].reserveCapacity(values.count) }
+        var isRewritten = [Bool](repeating: false, count: values.count)
+        var lastPositionOfID: [ByteKey: Int] = Dictionary(minimumCapacity: values.count)
+        var hasDuplicates = false
+        var stored = [SQLite.Value?](repeating: nil, count: width)
+        var row = [String?](repeating: nil, count: width)
         for (position, value) in values.enumerated() {
-            guard let members = try JSONForm.members(of: value) else {
-                throw ModelError(.unsupportedModel, T.self, "does not encode as a keyed container, so it has no columns")
-            }
-            var row = [String?](repeating: nil, count: table.columns.count)
             var changed = false
-            for (key, member) in members where !toMany.contains(key) {
-                guard let index = indexByName[key] else {
-                    throw ModelError(.unsupportedModel, T.self, "encodes the key \"\(key)\", which is not one of its stored properties; CodingKeys must not rename properties")
-                }
-                if let ids = toOneIDs[key] {
-                    row[index] = position < ids.count ? ids[position] : nil
-                    continue
-                }
-                switch table.columns[index].kind {
-                case .jsonb:
-                    row[index] = member.json
-                case .timestamp:
-                    guard let text = member.text else { continue }
-                    let stored = Self.microseconds(text)
-                    if stored.utf8.count != text.utf8.count { changed = true }
-                    row[index] = stored
-                default:
-                    row[index] = member.text
-                }
+            for index in 0..<width {
+                stored[index] = nil
+                row[index] = nil
             }
+            let isFlat: Bool
+            do {
+                isFlat = try ColumnForm.encode(value, slots: slots, into: &stored)
+            } catch let unknown as ColumnForm.UnknownKey {
+                throw Self.unknownKey(unknown.name, T.self)
+            }
+            if isFlat {
+                for index in 0..<width {
+                    guard let value = stored[index] else { continue }
+                    row[index] = try Self.text(value, kind: kinds[index], changed: &changed)
+                }
+            } else {
+                try Self.encodeMembers(of: value, table: table, skipping: toMany, indexByName: indexByName, into: &row, changed: &changed)
+            }
+            for (index, ids) in toOneColumns { row[index] = position < ids.count ? ids[position] : nil }
             if let id = row[idIndex] {
-                lastPositionOfID[ByteKey(id)] = position
+                if lastPositionOfID.updateValue(position, forKey: ByteKey(id)) != nil { hasDuplicates = true }
                 if table.schema.assignsID, let integer = Int64(id) { explicitIDs.insert(integer) }
             } else if table.schema.assignsID {
                 changed = true
             }
-            if changed { rewrittenPositions.insert(position) }
-            rows.append(row)
+            isRewritten[position] = changed
+            for index in 0..<width { columns[index].append(row[index]) }
         }
-        // Rows in input order; an id given more than once keeps its last value only.
-        columns = Array(repeating: [], count: table.columns.count)
-        for index in columns.indices { columns[index].reserveCapacity(rows.count) }
-        rowOfValue.reserveCapacity(rows.count)
-        for (position, row) in rows.enumerated() {
-            if let id = row[idIndex] {
-                guard lastPositionOfID[ByteKey(id)] == position else {
-                    rowOfValue.append(-1)
-                    continue
-                }
-            } else if table.schema.assignsID {
-                idLessRows.append(rowCount)
+
+        // An id given more than once keeps its last value only: the earlier rows are dropped.
+        var kept = [Bool](repeating: true, count: values.count)
+        if hasDuplicates {
+            for position in values.indices {
+                if let id = columns[idIndex][position], lastPositionOfID[ByteKey(id)] != position { kept[position] = false }
             }
-            if rewrittenPositions.contains(position) { rewritten.insert(rowCount) }
+            for index in columns.indices {
+                columns[index] = zip(columns[index], kept).compactMap { text, keep in keep ? .some(text) : nil }
+            }
+        }
+        rowOfValue.reserveCapacity(values.count)
+        for position in values.indices {
+            guard kept[position] else {
+                rowOfValue.append(-1)
+                continue
+            }
+            if table.schema.assignsID, columns[idIndex][rowCount] == nil { idLessRows.append(rowCount) }
+            if isRewritten[position] { rewritten.insert(rowCount) }
             rowOfValue.append(rowCount)
             rowCount += 1
-            for (index, text) in row.enumerated() { columns[index].append(text) }
         }
+        self.columns = columns
+    }
+
+    /// A stored value (``ColumnForm``) as the text its column is cast from
+    /// (``ColumnKind/fromText(_:)``); `changed` is set when a date is cut to microseconds.
+    private static func text(_ value: SQLite.Value, kind: ColumnKind, changed: inout Bool) throws -> String? {
+        switch value {
+        case .null: return nil
+        case .integer(let integer): return kind == .boolean ? (integer != 0 ? "true" : "false") : String(integer)
+        case .double(let real): return real.description
+        case .data(let data): return data.base64EncodedString()
+        case .text(let text):
+            guard kind == .timestamp else { return text }
+            let stored = microseconds(text)
+            if stored.utf8.count != text.utf8.count { changed = true }
+            return stored
+        }
+    }
+
+    /// The general path, for a value that is not one flat keyed container (``ColumnForm``): its
+    /// JSON form's members, each member's text into its column.
+    private static func encodeMembers<T: Model>(
+        of value: T, table: PostgresTable, skipping toMany: Set<String>, indexByName: [String: Int],
+        into row: inout [String?], changed: inout Bool
+    ) throws {
+        guard let members = try JSONForm.members(of: value) else {
+            throw ModelError(.unsupportedModel, T.self, "does not encode as a keyed container, so it has no columns")
+        }
+        for (key, member) in members where !toMany.contains(key) {
+            guard let index = indexByName[key] else { throw unknownKey(key, T.self) }
+            switch table.columns[index].kind {
+            case .jsonb: row[index] = member.json
+            case .timestamp:
+                guard let text = member.text else { continue }
+                let stored = microseconds(text)
+                if stored.utf8.count != text.utf8.count { changed = true }
+                row[index] = stored
+            default: row[index] = member.text
+            }
+        }
+    }
+
+    private static func unknownKey(_ key: String, _ type: any Model.Type) -> ModelError {
+        ModelError(.unsupportedModel, type, "encodes the key \"\(key)\", which is not one of its stored properties; CodingKeys must not rename properties")
     }
 
     /// A date's text (`YYYY-MM-DD HH:MM:SS.fraction`) with at most six decimals: what a
@@ -121,31 +185,31 @@ struct ColumnArrays {
     }
 
     /// The value stored for `row`, when it differs from the value given (else `nil`): decoded from
-    /// the row's JSON form built from the stored column texts, as a read builds it on the server
-    /// (``ColumnKind/toJSON(_:)``), with the assigned id.
-    func savedValue<T: Model>(_ type: T.Type, row: Int, assignedID: Int64?, table: PostgresTable) throws -> T? {
+    /// the stored column texts, as a read decodes the row's JSON form built on the server
+    /// (``ColumnKind/toJSON(_:)``), with the assigned id. `reader` is ``savedValueReader(table:)``.
+    func savedValue<T: Model>(_ type: T.Type, row: Int, assignedID: Int64?, table: PostgresTable, reader: ColumnForm.Reader) throws -> T? {
         guard rewritten.contains(row) else { return nil }
-        var json: [UInt8] = [UInt8(ascii: "{")]
-        json.reserveCapacity(256)
-        for (index, column) in table.columns.enumerated() {
-            let text = column.name == table.id.name ? assignedID.map(String.init) ?? columns[index][row] : columns[index][row]
-            if json.count > 1 { json.append(UInt8(ascii: ",")) }
-            JSONForm.appendString(column.name, to: &json)
-            json.append(UInt8(ascii: ":"))
+        var members: [ColumnForm.Member] = []
+        members.reserveCapacity(kinds.count)
+        for (index, kind) in kinds.enumerated() {
             // NULL is `null`, as json_build_object writes it: `decodeNil(forKey:)` needs the key.
-            guard let text else {
-                json.append(contentsOf: "null".utf8)
+            guard let text = index == idIndex ? assignedID.map(String.init) ?? columns[index][row] : columns[index][row] else {
+                members.append(.null)
                 continue
             }
-            switch column.kind {
-            case .bigint, .double, .numeric, .boolean, .jsonb: json.append(contentsOf: text.utf8)
-            case .text, .uuid, .timestamp, .bytea: JSONForm.appendString(text, to: &json)
+            switch kind {
+            case .bigint, .double, .numeric: members.append(.number(text))
+            case .boolean: members.append(.bool(text == "true"))
+            case .jsonb: members.append(.json(text))
+            case .text, .uuid, .timestamp, .bytea: members.append(.string(text))
             }
         }
-        json.append(UInt8(ascii: "}"))
-        return try json.withUnsafeBytes { buffer in
-            try JSONForm.decode(T.self, from: buffer, source: "the value saved into \(table.quotedTable)", label: table.schema.table)
-        }
+        return try reader.decode(T.self, row: members)
+    }
+
+    /// The reader ``savedValue(_:row:assignedID:table:reader:)`` decodes with, made once per save.
+    static func savedValueReader(table: PostgresTable) -> ColumnForm.Reader {
+        ColumnForm.Reader(columns: table.columns.map(\.name), source: "the value saved into \(table.quotedTable)")
     }
 }
 
@@ -160,8 +224,8 @@ private struct ByteKey: Hashable {
     }
 
     func hash(into hasher: inout Hasher) {
-        hasher.combine(text.utf8.count)
-        for byte in text.utf8 { hasher.combine(byte) }
+        var text = text
+        text.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
     }
 }
 

@@ -78,9 +78,12 @@ extension Postgres.Queryable {
         return saved
     }
 
-    /// Inserts or replaces many values in one statement; returns them as stored, in order. When
-    /// several values have the same id the last one is stored (as saving them one by one would),
-    /// and the earlier ones come back as they were given.
+    /// Inserts or replaces many values in one transaction; returns them as stored, in order. When
+    /// several values have the same id the last one is stored (as saving them one by one would).
+    ///
+    /// The values are one statement with one array parameter per column; more than 10,000 values
+    /// that carry their ids are one statement per 10,000 (in id order), each sent while the next
+    /// is encoded, so that the client's work and the server's overlap.
     ///
     /// ```swift
     /// try await db.save(people)

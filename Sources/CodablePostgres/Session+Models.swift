@@ -19,14 +19,62 @@ extension Postgres.Session {
         if !table.schema.relationships.isEmpty {
             return try await saveGraph(values, table: table, graphIDs: try graphIDs ?? ExplicitIDs(ofGraphs: values))
         }
+        if !table.schema.assignsID, values.count > Self.chunkSize {
+            return try await saveInChunks(values, table: table, chunkSize: Self.chunkSize)
+        }
         let arrays = try ColumnArrays(values, table: table)
         let assignedIDs = try await upsert(arrays, into: table, avoiding: graphIDs?.ids(of: T.self) ?? [])
         // What was stored, where it differs from what was given.
         var saved = values
+        let reader = ColumnArrays.savedValueReader(table: table)
         for (position, row) in arrays.rowOfValue.enumerated() where row >= 0 {
-            if let value = try arrays.savedValue(T.self, row: row, assignedID: assignedIDs[row], table: table) { saved[position] = value }
+            if let value = try arrays.savedValue(T.self, row: row, assignedID: assignedIDs[row], table: table, reader: reader) { saved[position] = value }
         }
         return (saved, arrays.rewritesAny)
+    }
+
+    /// How many values a statement of a large save writes (``saveInChunks(_:table:chunkSize:)``); tests
+    /// make it smaller, to cross statements with few values.
+    @TaskLocal static var chunkSize = 10_000
+
+    /// A large save of values that carry their ids, as one statement per ``chunkSize`` values in
+    /// the caller's transaction, the client's work overlapping the server's: while the server
+    /// writes one chunk, the next is encoded and the stored form of this one decoded. (The server
+    /// and the client each take about half of a large save; one statement would run them one
+    /// after the other.)
+    ///
+    /// The values are written in the order of their ids, as one statement writes its rows, so
+    /// that concurrent saves sharing rows lock them in one order; values with the same id keep
+    /// their order, so the last one given is the one stored.
+    private func saveInChunks<T: Model>(_ values: [T], table: PostgresTable, chunkSize: Int) async throws -> (saved: [T], changed: Bool) {
+        let ids = try values.map { try JSONForm.storedValue($0.id) }
+        let order = values.indices.sorted { left, right in
+            switch (ids[left], ids[right]) {
+            case (.integer(let a), .integer(let b)) where a != b: return a < b
+            case (.text(let a), .text(let b)) where a != b: return a.utf8.lexicographicallyPrecedes(b.utf8)   // uuid and text (COLLATE "C") order
+            default: return left < right
+            }
+        }
+        func arrays(from start: Int) throws -> ColumnArrays? {
+            guard start < order.count else { return nil }
+            return try ColumnArrays(order[start..<min(start + chunkSize, order.count)].map { values[$0] }, table: table)
+        }
+        var saved = values
+        var changed = false
+        let reader = ColumnArrays.savedValueReader(table: table)
+        var start = 0
+        var next = try arrays(from: 0)
+        while let chunk = next {
+            async let written = upsert(chunk, into: table)
+            for (offset, row) in chunk.rowOfValue.enumerated() where row >= 0 {
+                if let value = try chunk.savedValue(T.self, row: row, assignedID: nil, table: table, reader: reader) { saved[order[start + offset]] = value }
+            }
+            changed = changed || chunk.rewritesAny
+            start += chunk.rowOfValue.count
+            next = try arrays(from: start)
+            _ = try await written
+        }
+        return (saved, changed)
     }
 
     /// Upserts the rows of `arrays`; the ids the database assigned, by row. Assigned ids avoid the

@@ -59,6 +59,16 @@ enum Backend: String, Sendable, CustomTestStringConvertible {
         }
     }
 
+    /// Runs `body` with PostgreSQL's large saves written `count` values per statement (see
+    /// `Session.chunkSize`), so that a test crosses statements with few values.
+    static func withSmallStatements<R>(of count: Int, _ body: () async throws -> R) async rethrows -> R {
+        #if Postgres
+        try await Postgres.Session.$chunkSize.withValue(count, operation: body)
+        #else
+        try await body()
+        #endif
+    }
+
     /// Whether `error` is the unique-constraint failure of this backend.
     func isUniqueViolation(_ error: any Error) -> Bool {
         switch self {
@@ -87,3 +97,12 @@ func throwsModelError(_ code: ModelError.Code, _ body: () async throws -> Void) 
 
 /// Thrown when a test asks for PostgreSQL in a build without the engine.
 struct PostgresNotBuilt: Error {}
+
+extension Trait where Self == TimeLimitTrait {
+    /// The limit after which a test counts as hung: `minutes`, or five times that under a
+    /// sanitizer, where the whole suite runs several times slower on two cores and synchronous
+    /// tests hold the cooperative pool's threads for a minute at a time.
+    static func hangLimit(minutes: Int) -> Self {
+        .timeLimit(.minutes(Backend.isSanitized ? minutes * 5 : minutes))
+    }
+}

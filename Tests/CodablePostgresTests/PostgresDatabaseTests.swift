@@ -5,7 +5,7 @@ import Testing
 
 /// What only the PostgreSQL side has: a server, transactions over the network, several app
 /// instances, its own column types, and copying an app's data over from SQLite.
-@Suite("PostgreSQL database", .needsPostgres, .timeLimit(.minutes(1)))
+@Suite("PostgreSQL database", .needsPostgres, .hangLimit(minutes: 1))
 struct PostgresDatabaseTests {
     struct Person: UUIDModel, Equatable, Sendable {
         let id: UUID
@@ -158,7 +158,7 @@ struct PostgresDatabaseTests {
             return try await watcher.session.integers(sql).first ?? 0 > 0
         }
         func waitUntil(_ condition: () async throws -> Bool) async throws -> Bool {
-            for _ in 0..<200 {
+            for _ in 0..<500 {
                 if try await condition() { return true }
                 try await Task.sleep(for: .milliseconds(10))
             }
@@ -183,8 +183,9 @@ struct PostgresDatabaseTests {
             #expect(try await waitUntil { try await !isRunning(marker) }, "\(marker) still runs on the server")
             // About 20 ms on loopback (the target is 100 ms); the bound leaves room for a busy
             // machine and for sanitizers, where the cancel request's new connection authenticates
-            // slowly (1.1–1.3 s seen under ThreadSanitizer). A statement left running takes 30 s.
-            #expect(ContinuousClock.now - cancelled < (TestServer.isSanitized ? .seconds(10) : .seconds(2)))
+            // slowly (1.1–1.3 s seen under ThreadSanitizer, 2.0 s in a debug build with the whole
+            // suite running). A statement left running takes 30 s.
+            #expect(ContinuousClock.now - cancelled < (TestServer.isSanitized ? .seconds(10) : .seconds(5)))
         }
         try await Task.sleep(for: .milliseconds(50))
         #expect(try await db.session.integers("SELECT count(*) FROM written") == [0])   // both writes rolled back

@@ -6,7 +6,7 @@ import Testing
 /// What only PostgreSQL has to show about relationships: its own column types and constraints,
 /// concurrent graph saves from two processes, a failure in the middle of a graph, and copying
 /// graphs over from SQLite. (The behaviour both engines share is in `RelationshipsOnBothBackendsTests`.)
-@Suite("PostgreSQL: relationships", .needsPostgres, .timeLimit(.minutes(2)))
+@Suite("PostgreSQL: relationships", .needsPostgres, .hangLimit(minutes: 2))
 struct PostgresRelationshipTests {
     typealias Movie = Graphs.Movie
     typealias Actor = Graphs.Actor

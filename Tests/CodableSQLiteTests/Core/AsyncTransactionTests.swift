@@ -13,7 +13,7 @@ private func renameAll(in db: some ModelStore, to name: String) async throws -> 
 
 private struct Refused: Error {}
 
-@Suite("Core: async transactions (inTransaction { tx in … })", .timeLimit(.minutes(1)))
+@Suite("Core: async transactions (inTransaction { tx in … })", .timeLimit(.minutes(TestDatabases.isSanitized ? 5 : 1)))
 struct AsyncTransactionTests {
     @Test func aBodyThatReturnsCommitsEverythingOnce() async throws {
         for db in try TestDatabases.both() {

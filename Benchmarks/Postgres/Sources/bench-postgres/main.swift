@@ -7,7 +7,7 @@
 // Contenders: CodablePostgres (`extension Item: CodableSQLite.Model {}`) and Fluent 1.57 with
 // fluent-postgres-driver 2.14 (a hand-declared FluentKit model of the same record).
 //
-//   bench-postgres URL [--quick]
+//   bench-postgres URL [--quick] [--ours]   (--ours: CodablePostgres's A–D only, three times, for profiling)
 import CodablePostgres
 import FluentKit
 import FluentPostgresDriver
@@ -119,6 +119,13 @@ guard arguments.count >= 2 else {
 let count = arguments.contains("--quick") ? 10_000 : 100_000
 let work = Workload(url: arguments[1], count: count)
 print("PostgreSQL benchmark: \(count) items, \(count / 10) lookups, one run per contender, loopback server")
+if arguments.contains("--ours") {
+    for _ in 0..<3 {
+        let run = try await codablePostgres(work)
+        print(["A", "B", "C", "D"].map { "\($0) \(String(format: "%.3f s", run.seconds[$0] ?? 0))" }.joined(separator: "  "))
+    }
+    exit(0)
+}
 let ours = try await codablePostgres(work)
 let theirs = try await fluent(work)
 for scenario in ["B", "C", "D"] where ours.checksums[scenario] != theirs.checksums[scenario] {

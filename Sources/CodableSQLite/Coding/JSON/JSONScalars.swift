@@ -9,30 +9,30 @@ enum JSONScalars {
         return DecodingFailure.typeMismatch(type, found: value.kindDescription, path: path, location: context.jsonLocation(column: column))
     }
 
-    static func bool(_ value: JSONValue, path: CodingPath, context: DecodingContext, column: Int32) throws -> Bool {
-        guard case .bool(let bool) = value else { throw unexpected(Bool.self, value, path: path.keys, context: context, column: column) }
+    static func bool(_ value: JSONValue, path: @autoclosure () -> CodingPath, context: DecodingContext, column: Int32) throws -> Bool {
+        guard case .bool(let bool) = value else { throw unexpected(Bool.self, value, path: path().keys, context: context, column: column) }
         return bool
     }
 
-    static func string(_ value: JSONValue, path: CodingPath, context: DecodingContext, column: Int32) throws -> String {
-        guard case .string(let text) = value else { throw unexpected(String.self, value, path: path.keys, context: context, column: column) }
+    static func string(_ value: JSONValue, path: @autoclosure () -> CodingPath, context: DecodingContext, column: Int32) throws -> String {
+        guard case .string(let text) = value else { throw unexpected(String.self, value, path: path().keys, context: context, column: column) }
         return text
     }
 
     /// A JSON number that is a whole number fitting the type exactly (`1e3` and `2.0` included).
-    static func integer<I: FixedWidthInteger>(_ type: I.Type, _ value: JSONValue, path: CodingPath, context: DecodingContext, column: Int32) throws -> I {
-        guard case .number(let text) = value else { throw unexpected(I.self, value, path: path.keys, context: context, column: column) }
+    static func integer<I: FixedWidthInteger>(_ type: I.Type, _ value: JSONValue, path: @autoclosure () -> CodingPath, context: DecodingContext, column: Int32) throws -> I {
+        guard case .number(let text) = value else { throw unexpected(I.self, value, path: path().keys, context: context, column: column) }
         if let integer = I(text, radix: 10) { return integer }
         if let double = Double(text), let integer = I(exactly: double) { return integer }
-        throw DecodingFailure.numberDoesNotFit(text, I.self, path: path.keys, location: context.jsonLocation(column: column))
+        throw DecodingFailure.numberDoesNotFit(text, I.self, path: path().keys, location: context.jsonLocation(column: column))
     }
 
     static func float<F: BinaryFloatingPoint & LosslessStringConvertible>(
-        _ type: F.Type, _ value: JSONValue, path: CodingPath, context: DecodingContext, column: Int32
+        _ type: F.Type, _ value: JSONValue, path: @autoclosure () -> CodingPath, context: DecodingContext, column: Int32
     ) throws -> F {
-        guard case .number(let text) = value else { throw unexpected(F.self, value, path: path.keys, context: context, column: column) }
+        guard case .number(let text) = value else { throw unexpected(F.self, value, path: path().keys, context: context, column: column) }
         guard let float = F(text), float.isFinite else {
-            throw DecodingFailure.numberDoesNotFit(text, F.self, path: path.keys, location: context.jsonLocation(column: column))
+            throw DecodingFailure.numberDoesNotFit(text, F.self, path: path().keys, location: context.jsonLocation(column: column))
         }
         return float
     }
@@ -40,9 +40,18 @@ enum JSONScalars {
     /// Any `Decodable` from a JSON value, with the same special types as columns (``StoredForm``).
     static func value<T: Decodable>(_ type: T.Type, _ value: JSONValue, path: CodingPath, context: DecodingContext, column: Int32) throws -> T {
         if StoredForm.isSpecial(T.self) {
-            return try StoredForm.decode(T.self, from: JSONSource(value: value, path: path, context: context, column: column), key: { nil })
+            return try StoredForm.decode(T.self, from: JSONSource(value: value, parent: path, key: nil, context: context, column: column), key: { nil })
         }
         return try T(from: JSONTreeDecoder(value: value, path: path, context: context, column: column))
+    }
+
+    /// The member `key` of an object at `parent`: its path is made only when needed (an error, or a
+    /// value with containers of its own), not for every scalar member.
+    static func value<T: Decodable>(_ type: T.Type, _ value: JSONValue, in parent: CodingPath, key: some CodingKey, context: DecodingContext, column: Int32) throws -> T {
+        if StoredForm.isSpecial(T.self) {
+            return try StoredForm.decode(T.self, from: JSONSource(value: value, parent: parent, key: AnyCodingKey(key), context: context, column: column), key: { nil })
+        }
+        return try T(from: JSONTreeDecoder(value: value, path: parent.appending(key), context: context, column: column))
     }
 
     /// Object members renamed by the key decoding strategy (the first of colliding names wins).
@@ -61,9 +70,13 @@ enum JSONScalars {
 /// One value inside a column's JSON, as ``StoredForm`` reads it.
 private struct JSONSource: StoredSource {
     let value: JSONValue
-    let path: CodingPath
+    /// The path of the object holding the value, and the value's key in it (`nil`: the value is at `parent`).
+    let parent: CodingPath
+    let key: AnyCodingKey?
     let context: DecodingContext
     let column: Int32
+
+    var path: CodingPath { key.map { parent.appending($0) } ?? parent }
 
     var storageClass: StorageClass? {
         switch value {

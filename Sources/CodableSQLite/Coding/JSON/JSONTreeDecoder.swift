@@ -131,12 +131,12 @@ struct JSONKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
     }
 
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
-        try JSONScalars.value(type, try member(key), path: path.appending(key), context: context, column: column)
+        try JSONScalars.value(type, try member(key), in: path, key: key, context: context, column: column)
     }
 
     func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
         guard let value = present(key) else { return nil }
-        return try JSONScalars.value(type, value, path: path.appending(key), context: context, column: column)
+        return try JSONScalars.value(type, value, in: path, key: key, context: context, column: column)
     }
 
     func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
