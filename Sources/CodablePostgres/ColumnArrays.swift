@@ -199,7 +199,7 @@ struct ColumnArrays {
             }
             switch kind {
             case .bigint, .double, .numeric: members.append(.number(text))
-            case .boolean: members.append(.bool(text == "true"))
+            case .boolean: members.append(text == "true" ? .bool(true) : text == "false" ? .bool(false) : .string(text))
             case .jsonb: members.append(.json(text))
             case .text, .uuid, .timestamp, .bytea: members.append(.string(text))
             }

@@ -82,8 +82,10 @@ extension Postgres.Queryable {
     /// several values have the same id the last one is stored (as saving them one by one would).
     ///
     /// The values are one statement with one array parameter per column; more than 10,000 values
-    /// that carry their ids are one statement per 10,000 (in id order), each sent while the next
-    /// is encoded, so that the client's work and the server's overlap.
+    /// of a model whose ids the database does not assign are one statement per 10,000 (in id
+    /// order), each sent while the next is encoded, so that the client's work and the server's
+    /// overlap. Inside ``Database/inTransaction(_:)``, a save of several statements (that, or a
+    /// graph) that fails part-way fails the transaction, as a failing statement does.
     ///
     /// ```swift
     /// try await db.save(people)

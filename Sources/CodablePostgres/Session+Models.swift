@@ -17,7 +17,8 @@ extension Postgres.Session {
         guard let first = values.first else { return ([], false) }
         let table = try await table(for: T.self, sample: first)
         if !table.schema.relationships.isEmpty {
-            return try await saveGraph(values, table: table, graphIDs: try graphIDs ?? ExplicitIDs(ofGraphs: values))
+            let graphIDs = try graphIDs ?? ExplicitIDs(ofGraphs: values)
+            return try await allOrNothing { try await saveGraph(values, table: table, graphIDs: graphIDs) }
         }
         if !table.schema.assignsID, values.count > Self.chunkSize {
             return try await saveInChunks(values, table: table, chunkSize: Self.chunkSize)
@@ -37,44 +38,79 @@ extension Postgres.Session {
     /// make it smaller, to cross statements with few values.
     @TaskLocal static var chunkSize = 10_000
 
-    /// A large save of values that carry their ids, as one statement per ``chunkSize`` values in
-    /// the caller's transaction, the client's work overlapping the server's: while the server
-    /// writes one chunk, the next is encoded and the stored form of this one decoded. (The server
-    /// and the client each take about half of a large save; one statement would run them one
-    /// after the other.)
+    /// A large save of a model whose ids the database does not assign, as one statement per
+    /// ``chunkSize`` values in the call's transaction, the client's work overlapping the
+    /// server's: while the server writes one chunk, the next is encoded and the stored form of
+    /// this one decoded. (The server and the client each take about half of a large save; one
+    /// statement would run them one after the other.)
     ///
     /// The values are written in the order of their ids, as one statement writes its rows, so
     /// that concurrent saves sharing rows lock them in one order; values with the same id keep
-    /// their order, so the last one given is the one stored.
+    /// their order, so the last one given is the one stored. A failure part-way fails the
+    /// transaction (``allOrNothing(_:)``): no statement of it can be committed.
     private func saveInChunks<T: Model>(_ values: [T], table: PostgresTable, chunkSize: Int) async throws -> (saved: [T], changed: Bool) {
+        let chunkSize = max(1, chunkSize)
         let ids = try values.map { try JSONForm.storedValue($0.id) }
         let order = values.indices.sorted { left, right in
-            switch (ids[left], ids[right]) {
-            case (.integer(let a), .integer(let b)) where a != b: return a < b
-            case (.text(let a), .text(let b)) where a != b: return a.utf8.lexicographicallyPrecedes(b.utf8)   // uuid and text (COLLATE "C") order
-            default: return left < right
-            }
+            Self.idPrecedes(ids[left], ids[right]) ?? (left < right)
         }
         func arrays(from start: Int) throws -> ColumnArrays? {
             guard start < order.count else { return nil }
             return try ColumnArrays(order[start..<min(start + chunkSize, order.count)].map { values[$0] }, table: table)
         }
-        var saved = values
-        var changed = false
         let reader = ColumnArrays.savedValueReader(table: table)
-        var start = 0
-        var next = try arrays(from: 0)
-        while let chunk = next {
-            async let written = upsert(chunk, into: table)
-            for (offset, row) in chunk.rowOfValue.enumerated() where row >= 0 {
-                if let value = try chunk.savedValue(T.self, row: row, assignedID: nil, table: table, reader: reader) { saved[order[start + offset]] = value }
+        let first = try arrays(from: 0)   // a value that cannot be encoded here has written nothing
+        return try await allOrNothing {
+            var saved = values
+            var changed = false
+            var start = 0
+            var next = first
+            while let chunk = next {
+                async let written = upsert(chunk, into: table)
+                // Meanwhile, on this task: what this chunk stored, and the next chunk.
+                let prepared = Swift.Result<ColumnArrays?, any Swift.Error> {
+                    for (offset, row) in chunk.rowOfValue.enumerated() where row >= 0 {
+                        if let value = try chunk.savedValue(T.self, row: row, assignedID: nil, table: table, reader: reader) { saved[order[start + offset]] = value }
+                    }
+                    changed = changed || chunk.rewritesAny
+                    start += chunk.rowOfValue.count
+                    return try arrays(from: start)
+                }
+                // The statement's own outcome first (a failure there is the one to report), and
+                // never cancelled for a failure on this side.
+                _ = try await written
+                next = try prepared.get()
             }
-            changed = changed || chunk.rewritesAny
-            start += chunk.rowOfValue.count
-            next = try arrays(from: start)
-            _ = try await written
+            return (saved, changed)
         }
-        return (saved, changed)
+    }
+
+    /// Whether id `left` comes before `right` in the order PostgreSQL sorts the id column
+    /// (`bigint`, `double precision`, `uuid` and `text COLLATE "C"` by bytes, `bytea`); `nil` when
+    /// they are the same or cannot be compared here.
+    private static func idPrecedes(_ left: SQLite.Value, _ right: SQLite.Value) -> Bool? {
+        switch (left, right) {
+        case (.integer(let a), .integer(let b)): return a == b ? nil : a < b
+        case (.double(let a), .double(let b)): return a == b ? nil : a < b
+        case (.text(let a), .text(let b)): return a.utf8.elementsEqual(b.utf8) ? nil : a.utf8.lexicographicallyPrecedes(b.utf8)
+        case (.data(let a), .data(let b)): return a == b ? nil : a.lexicographicallyPrecedes(b)
+        default: return nil
+        }
+    }
+
+    /// Runs `body`, several statements that make one call, so that a failure part-way never
+    /// leaves the first of them to be committed: the transaction is marked failed (as a failing
+    /// statement marks it), so a caller's transaction that catches the error cannot commit
+    /// (``Postgres/Database/inTransaction(_:)`` throws `25P02`; a savepoint,
+    /// `tx.inTransaction { … }`, lets it go on). Outside a caller's transaction the call's own
+    /// transaction rolls back anyway.
+    func allOrNothing<Result>(_ body: () async throws -> Result) async throws -> Result {
+        do {
+            return try await body()
+        } catch {
+            transaction?.failed(error)
+            throw error
+        }
     }
 
     /// Upserts the rows of `arrays`; the ids the database assigned, by row. Assigned ids avoid the

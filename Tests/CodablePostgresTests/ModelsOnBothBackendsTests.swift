@@ -343,6 +343,33 @@ struct ModelsOnBothBackendsTests {
         #expect(try await db.count(Reading.self) == 1)
     }
 
+    struct Measure: Model, Sendable { var id: Int; var value: Double }
+
+    @Test("a save that fails part-way inside a transaction leaves nothing of itself committed", arguments: await Backend.available)
+    func failingLargeSaveInTransaction(_ backend: Backend) async throws {
+        let db = try await backend.open()
+        // On PostgreSQL, three statements of 1,000 values; the value that cannot be stored is in
+        // the last, after two were written.
+        var values = (0..<2_500).map { Measure(id: $0, value: Double($0)) }
+        values[2_200].value = .nan
+        let committed = try? await Backend.withSmallStatements(of: 1_000) {
+            try await db.inTransaction { tx in
+                try await tx.save(Measure(id: 10_000, value: 1))
+                await #expect(throws: EncodingError.self) { try await tx.save(values) }
+                return true
+            }
+        }
+        // SQLite goes on with the transaction; PostgreSQL refuses to commit one whose save failed
+        // after writing (25P02). Neither stores anything of the failed save.
+        #expect(committed == (backend == .sqlite ? true : nil))
+        #expect(try await db.count(Measure.self) == (backend == .sqlite ? 1 : 0))
+        #expect(try await db.get(Measure.self, id: 5) == nil)
+        // The database goes on; the same save without the bad value is stored whole.
+        values[2_200].value = 0
+        try await Backend.withSmallStatements(of: 1_000) { _ = try await db.save(values) }
+        #expect(try await db.count(with: Filter(\Measure.id, is: .less(than: 2_500))) == 2_500)
+    }
+
     struct Nested: Codable, Sendable { var a: Int }
     struct Strange: UUIDModel, Sendable {
         let id: UUID

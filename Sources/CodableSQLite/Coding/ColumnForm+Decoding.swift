@@ -34,6 +34,10 @@ extension ColumnForm {
 
         /// Decodes a `T` from `row` (one member per column, in the reader's column order).
         package func decode<T: Decodable>(_ type: T.Type, row: [Member]) throws -> T {
+            guard row.count == names.count else {
+                throw DecodingError.dataCorrupted(DecodingError.Context(
+                    codingPath: [], debugDescription: "A row of \(row.count) columns where \(names.count) were expected (SQL: \(context.sql))."))
+            }
             do {
                 return try T(from: ColumnRowDecoder(reader: self, values: row))
             } catch is NotKeyed {

@@ -29,12 +29,19 @@ package enum ColumnForm {
     /// ``JSONForm/members(of:)``.
     ///
     /// Throws ``UnknownKey`` for a key with no slot, `EncodingError` for a value that cannot be
-    /// stored (`Double.nan`, an integer beyond 64 bits), with its coding path.
+    /// stored (`Double.nan`, an integer outside `Int64`), with its coding path.
     package static func encode<T: Encodable>(_ value: T, slots: [String: Slot], into row: inout [SQLite.Value?]) throws -> Bool {
         if StoredForm.isSpecial(T.self) { return false }
         let encoder = ColumnFormEncoder(slots: slots, row: row)
-        try value.encode(to: encoder)
-        row = encoder.row
+        row = []   // the encoder's copy is then the only one: written in place
+        defer { row = encoder.row }
+        do {
+            try value.encode(to: encoder)
+        } catch where !encoder.isFlat {
+            // Thrown inside a container handed out only to let the value finish: the JSON form
+            // encodes the value again and reports the error with its whole coding path.
+            return false
+        }
         return encoder.isFlat
     }
 }

@@ -80,6 +80,19 @@ struct ColumnFormTests {
         #expect(try ColumnForm.encode(Shaped(id: 1, width: 2), slots: slots, into: &row) == false)
         #expect(try ColumnForm.encode([1, 2], slots: slots, into: &row) == false)
         #expect(try ColumnForm.encode(Date(), slots: slots, into: &row) == false)
+        // An error inside a nested container is left to the JSON form too, which reports it with
+        // its whole coding path (`size.width`), not as this encoder saw it.
+        struct BadlyShaped: Encodable {
+            enum CodingKeys: String, CodingKey { case id, size }
+            enum SizeKeys: String, CodingKey { case width }
+            func encode(to encoder: any Encoder) throws {
+                var container = encoder.container(keyedBy: CodingKeys.self)
+                var size = container.nestedContainer(keyedBy: SizeKeys.self, forKey: .size)
+                try size.encode(Double.nan, forKey: .width)
+            }
+        }
+        #expect(try ColumnForm.encode(BadlyShaped(), slots: slots, into: &row) == false)
+        #expect(row.count == 2)
     }
 
     struct Numbers: Codable { var real: Double; var big: UInt64 }
@@ -131,6 +144,12 @@ struct ColumnFormTests {
         } throws: { error in
             guard case DecodingError.dataCorrupted(let context) = error else { return false }
             return context.codingPath.map(\.stringValue) == ["extras"]
+        }
+        #expect {
+            try reader.decode(Flat.self, row: Array(Self.storedRow.dropLast()))
+        } throws: { error in
+            guard case DecodingError.dataCorrupted(let context) = error else { return false }
+            return context.debugDescription.contains("10 columns where 11")
         }
         let narrower = ColumnForm.Reader(columns: Array(Self.names.dropLast()), source: "the test")
         #expect {
