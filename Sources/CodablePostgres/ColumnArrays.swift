@@ -152,14 +152,11 @@ struct ColumnArrays {
         }
         for (key, member) in members where !toMany.contains(key) {
             guard let index = indexByName[key] else { throw unknownKey(key, T.self) }
-            switch table.columns[index].kind {
-            case .jsonb: row[index] = member.json
-            case .timestamp:
-                guard let text = member.text else { continue }
-                let stored = microseconds(text)
-                if stored.utf8.count != text.utf8.count { changed = true }
-                row[index] = stored
-            default: row[index] = member.text
+            let kind = table.columns[index].kind
+            if kind == .jsonb {
+                row[index] = member.json
+            } else if let text = member.text {
+                row[index] = try Self.text(.text(text), kind: kind, changed: &changed)
             }
         }
     }
