@@ -16,6 +16,8 @@ let package = Package(
     platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9), .macCatalyst(.v16)],
     products: [
         .library(name: "CodableSQLite", targets: ["CodableSQLite"]),
+        // The model layer alone, for code written once for both engines (`some ModelStore`).
+        .library(name: "CodableModels", targets: ["CodableModels"]),
         // The same models on a PostgreSQL server (see Sources/CodablePostgres); empty without the trait.
         .library(name: "CodablePostgres", targets: ["CodablePostgres"]),
         .executable(name: "todo", targets: ["todo"]),
@@ -36,11 +38,14 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
         ),
-        .target(name: "CodableSQLite", dependencies: ["CSQLite"]),
+        // Backend-neutral: Model, Filter, ModelStore, the storage contract, the SQL builder's
+        // dialect seam, live-query sequences. Neither SQLite nor NIO.
+        .target(name: "CodableModels"),
+        .target(name: "CodableSQLite", dependencies: ["CodableModels", "CSQLite"]),
         .target(
             name: "CodablePostgres",
             dependencies: [
-                "CodableSQLite",
+                "CodableModels",
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: postgres),
                 .product(name: "Logging", package: "swift-log", condition: postgres),
             ]

@@ -68,7 +68,7 @@ struct ColumnArrays {
         var isRewritten = [Bool](repeating: false, count: values.count)
         var lastPositionOfID: [ByteKey: Int] = Dictionary(minimumCapacity: values.count)
         var hasDuplicates = false
-        var stored = [SQLite.Value?](repeating: nil, count: width)
+        var stored = [StoredValue?](repeating: nil, count: width)
         var row = [String?](repeating: nil, count: width)
         for (position, value) in values.enumerated() {
             var changed = false
@@ -127,7 +127,7 @@ struct ColumnArrays {
 
     /// A stored value (``ColumnForm``) as the text its column is cast from
     /// (``ColumnKind/fromText(_:)``); `changed` is set when a date is cut to microseconds.
-    private static func text(_ value: SQLite.Value, kind: ColumnKind, changed: inout Bool) throws -> String? {
+    private static func text(_ value: StoredValue, kind: ColumnKind, changed: inout Bool) throws -> String? {
         switch value {
         case .null: return nil
         case .integer(let integer): return kind == .boolean ? (integer != 0 ? "true" : "false") : String(integer)

@@ -90,7 +90,7 @@ enum ColumnKind: String, Sendable {
     /// is bound as binary. A date is cut to microseconds as a saved one is
     /// (``ColumnArrays/microseconds(_:)``), so that a filter or an id given the original `Date`
     /// finds the value saved with it.
-    func parameter(_ value: SQLite.Value, _ binds: inout PostgresBindings) -> String {
+    func parameter(_ value: StoredValue, _ binds: inout PostgresBindings) -> String {
         switch value {
         case .null: binds.appendNull()
         case .integer(let integer): binds.append(String(integer))

@@ -1,8 +1,8 @@
 #if Postgres
-@_exported import CodableSQLite
+@_exported import CodableModels
 import PostgresNIO
 
-/// The same ``Model`` types, ``Filter``s and key-value store as on SQLite, on a PostgreSQL server.
+/// The same `Model` types, `Filter`s and key-value store as on SQLite, on a PostgreSQL server.
 ///
 /// A model file compiles unchanged against both: only opening the database changes.
 ///
@@ -132,6 +132,14 @@ extension Postgres {
             // Errors of the caller's own code (thrown inside a transaction) pass through unchanged.
             return error
         }
+    }
+}
+
+extension Postgres.Error: EngineError {
+    /// `ModelError.Code.uniqueViolation` for SQLSTATE `23505` (a model's unique index),
+    /// otherwise `nil`.
+    public var modelErrorCode: ModelError.Code? {
+        sqlState == "23505" ? .uniqueViolation : nil
     }
 }
 #endif

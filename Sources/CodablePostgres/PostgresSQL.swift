@@ -35,7 +35,7 @@ struct PostgresDialect: SQLDialect {
         return SQLExpression(value: member, text: "(\(column.quoted) #>> \(path))", ordered: member, reference: reference)
     }
 
-    mutating func bind(_ value: SQLite.Value, comparedWith expression: SQLExpression) -> String {
+    mutating func bind(_ value: StoredValue, comparedWith expression: SQLExpression) -> String {
         let reference = expression.reference
         if reference.jsonPath.isEmpty, let column = table.column(named: reference.column) {
             return column.kind.parameter(value, &binds)
@@ -87,7 +87,7 @@ struct PostgresDialect: SQLDialect {
         return try body(&self)
     }
 
-    mutating func linked(link: String, owner: String, target: SQLite.Value, root: Any.Type) throws -> String {
+    mutating func linked(link: String, owner: String, target: StoredValue, root: Any.Type) throws -> String {
         guard let relationship = table.relationship(linkTable: link), let targetTable = table.targets[relationship.name] else {
             throw ModelError(.invalidKeyPath, root, "cannot filter on \(link): it is not a to-many relationship of \(table.schema.table)")
         }

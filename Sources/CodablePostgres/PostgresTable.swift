@@ -140,7 +140,7 @@ struct PostgresTable: Sendable {
     func definition(of column: Column) -> String {
         if let target = column.references {
             // A deleted target empties an optional to-one; a non-optional one makes the delete fail
-            // (``ModelError/Code/deleteDenied``). No zero default: it would refer to no row.
+            // (`ModelError.Code.deleteDenied`). No zero default: it would refer to no row.
             return "\(column.quoted) \(column.kind.declaredType)" + (column.isOptional ? "" : " NOT NULL")
                 + " REFERENCES \(target)(\(SQLName.quoted(ModelReflection.idName)))" + (column.isOptional ? " ON DELETE SET NULL" : "")
         }
@@ -149,7 +149,7 @@ struct PostgresTable: Sendable {
             : "\(column.quoted) \(column.kind.declaredType) NOT NULL DEFAULT \(column.kind.zeroDefault)"
     }
 
-    /// The index statements of ``Model/indexes``; nested properties get expression indexes on the
+    /// The index statements of `Model.indexes`; nested properties get expression indexes on the
     /// same expression filters use.
     func createIndexes<T: Model>(for type: T.Type) throws -> [String] {
         try T.indexes.map { try $0.createSQL(table: schema.table, dialect: PostgresDialect(table: self)) }

@@ -88,7 +88,7 @@ extension Postgres.Session {
     /// Whether id `left` comes before `right` in the order PostgreSQL sorts the id column
     /// (`bigint`, `double precision`, `uuid` and `text COLLATE "C"` by bytes, `bytea`); `nil` when
     /// they are the same or cannot be compared here.
-    private static func idPrecedes(_ left: SQLite.Value, _ right: SQLite.Value) -> Bool? {
+    private static func idPrecedes(_ left: StoredValue, _ right: StoredValue) -> Bool? {
         switch (left, right) {
         case (.integer(let a), .integer(let b)): return a == b ? nil : a < b
         case (.double(let a), .double(let b)): return a == b ? nil : a < b
@@ -205,7 +205,7 @@ extension Postgres.Session {
     }
 
     /// Deletes rows of `table`; how many. A row that a non-optional to-one relationship still
-    /// refers to is refused with ``ModelError/Code/deleteDenied``.
+    /// refers to is refused with `ModelError.Code.deleteDenied`.
     func countingDeleted(from table: PostgresTable, where condition: String, _ binds: PostgresBindings) async throws -> Int {
         let sql = "WITH deleted AS (DELETE FROM \(table.quotedTable)\(condition) RETURNING 1) SELECT count(*) FROM deleted"
         do {

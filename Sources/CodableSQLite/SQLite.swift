@@ -1,3 +1,6 @@
+// The backend-neutral model layer (Model, Filter, ModelStore, the storage contract, live-query
+// sequences) is part of CodableSQLite's API: `import CodableSQLite` is all an app writes.
+@_exported import CodableModels
 import Foundation
 
 /// The namespace of CodableSQLite: ``SQLite/Database``, ``SQLite/Encoder``, ``SQLite/Decoder``,
@@ -56,16 +59,23 @@ public typealias SQLiteRow = [String: SQLite.Value]
 /// let adults = try db.get(with: SQLite.Filter(\Person.age, is: .greater(than: 17)))
 /// ```
 extension SQLite {
+    /// A value as SQLite stores it, one of its five storage classes: see `StoredValue`, the
+    /// storage contract's value, which both engines share.
+    ///
+    /// ```swift
+    /// let values: [SQLite.Value] = [.null, .integer(42), .double(1.5), .text("hi"), .data(Data([1, 2]))]
+    /// ```
+    public typealias Value = StoredValue
     /// ``CodableSQLite/Model`` in the `SQLite` namespace.
-    public typealias Model = CodableSQLite.Model
+    public typealias Model = CodableModels.Model
     /// ``CodableSQLite/UUIDModel`` in the `SQLite` namespace.
-    public typealias UUIDModel = CodableSQLite.UUIDModel
+    public typealias UUIDModel = CodableModels.UUIDModel
     /// ``CodableSQLite/Filter`` in the `SQLite` namespace.
-    public typealias Filter<Root: CodableSQLite.Model> = CodableSQLite.Filter<Root>
+    public typealias Filter<Root: CodableModels.Model> = CodableModels.Filter<Root>
     /// ``CodableSQLite/Rule`` in the `SQLite` namespace.
-    public typealias Rule<Value> = CodableSQLite.Rule<Value>
+    public typealias Rule<Value> = CodableModels.Rule<Value>
     /// ``CodableSQLite/ModelIndex`` in the `SQLite` namespace.
-    public typealias ModelIndex<Root: CodableSQLite.Model> = CodableSQLite.ModelIndex<Root>
+    public typealias ModelIndex<Root: CodableModels.Model> = CodableModels.ModelIndex<Root>
     /// ``CodableSQLite/ModelError`` in the `SQLite` namespace.
-    public typealias ModelError = CodableSQLite.ModelError
+    public typealias ModelError = CodableModels.ModelError
 }

@@ -270,9 +270,21 @@ struct ModelsOnBothBackendsTests {
         do {
             try await db.save(Keyed(id: UUID(), email: "a@example.com"))
             Issue.record("a duplicate was saved")
+        } catch ModelError.Code.uniqueViolation {
+            // Matched the same way on both engines; each keeps its own precise error.
         } catch {
-            #expect(backend.isUniqueViolation(error), "\(error)")
+            Issue.record("not matched as a unique violation: \(error)")
         }
+        // An array whose second value is refused: the engine's own error, the same code, nothing saved.
+        let error = await #expect(throws: (any Error).self) {
+            try await db.save([Keyed(id: UUID(), email: "c@example.com"), Keyed(id: UUID(), email: "a@example.com")])
+        }
+        if let error {
+            #expect(backend.isUniqueViolation(error), "the engine's own error: \(error)")
+            #expect(ModelError.Code(of: error) == .uniqueViolation)
+        }
+        #expect(ModelError.Code(of: CancellationError()) == nil)
+        #expect(try await db.count(Keyed.self) == 1, "the failed array saved nothing")
         try await db.save(Keyed(id: UUID(), email: "b@example.com"))
         #expect(try await db.count(Keyed.self) == 2)
     }

@@ -1,6 +1,7 @@
 #if Postgres
 import Foundation
 import Testing
+import CodableSQLite
 @testable import CodablePostgres
 
 /// What only the PostgreSQL side has: a server, transactions over the network, several app

@@ -1,6 +1,7 @@
 #if Postgres
 import Foundation
 import Testing
+import CodableSQLite
 @testable import CodablePostgres
 
 /// What only PostgreSQL has to show about relationships: its own column types and constraints,

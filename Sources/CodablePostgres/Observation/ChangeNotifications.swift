@@ -238,8 +238,8 @@ enum ChangeNotifications {
 #if Postgres
 extension Postgres {
     /// A live query of a PostgreSQL database: see ``CodableSQLite/ObservedValues``.
-    public typealias ObservedValues<Value: Sendable> = CodableSQLite.ObservedValues<Value>
+    public typealias ObservedValues<Value: Sendable> = CodableModels.ObservedValues<Value>
     /// What one committed transaction changed in a table: see ``CodableSQLite/ChangeBatch``.
-    public typealias ChangeBatch<ID: Hashable & Sendable> = CodableSQLite.ChangeBatch<ID>
+    public typealias ChangeBatch<ID: Hashable & Sendable> = CodableModels.ChangeBatch<ID>
 }
 #endif

@@ -64,7 +64,7 @@ extension Postgres.Database: ObservableModelStore {
     /// }
     /// ```
     ///
-    /// A batch has ``ChangeBatch/isComplete`` `false` (and may name no ids) when the rows changed
+    /// A batch has `ChangeBatch.isComplete` `false` (and may name no ids) when the rows changed
     /// cannot be named: `TRUNCATE`, a statement that changed more than 1,000 rows, or a listening
     /// connection that was lost and is back.
     public func changes<T: Model & Sendable>(to type: T.Type) async throws -> ChangeSequence<T.ID> where T.ID: Sendable {

@@ -4,7 +4,7 @@ import PostgresNIO
 
 /// Saving and deleting values with relationships on PostgreSQL, with SQLite's semantics (see
 /// `Database+Relationships.swift` in CodableSQLite): related values are saved first, then the
-/// values, then the to-many links; deletes apply each relationship's ``DeleteRule``.
+/// values, then the to-many links; deletes apply each relationship's `DeleteRule`.
 ///
 /// Statements go per relationship edge, never per value: all the values one call saves of a
 /// target type at one place in the graph are one upsert, and each to-many's links one delete and
@@ -151,7 +151,7 @@ extension Postgres.Session {
     }
 
     /// A stored id as text, as a `text[]` element carries it (`nil` for NULL).
-    static func idText(_ value: SQLite.Value) -> String? {
+    static func idText(_ value: StoredValue) -> String? {
         switch value {
         case .null: nil
         case .integer(let integer): String(integer)

@@ -37,7 +37,7 @@ extension SQLite {
             self.database = database
         }
 
-        /// How column names become coding keys. Default: ``KeyDecodingStrategy/useDefaultKeys``.
+        /// How column names become coding keys. Default: `.useDefaultKeys`.
         ///
         /// ```swift
         /// decoder.keyDecodingStrategy = .convertFromSnakeCase   // column due_date fills dueDate
@@ -47,7 +47,7 @@ extension SQLite {
             set { lock.withLock { storedOptions.keyStrategy = newValue } }
         }
 
-        /// How dates are read. Default: ``DateDecodingStrategy/iso8601``, which reads every text
+        /// How dates are read. Default: `.iso8601`, which reads every text
         /// format SQLite's date functions accept and numbers as Unix timestamps.
         ///
         /// ```swift
@@ -230,37 +230,6 @@ extension Array: DecodableArray where Element: Decodable {
     }
 }
 
-/// A snapshot of a decoder's settings, taken once per call.
-struct DecodingOptions: Sendable {
-    var keyStrategy: SQLite.Decoder.KeyDecodingStrategy = .useDefaultKeys
-    var dateStrategy: SQLite.Decoder.DateDecodingStrategy = .iso8601
-    var userInfo: [CodingUserInfoKey: any Sendable] = [:]
-    /// Top-level keys the layer above decodes itself (see ``RowOverrides``).
-    var overrides: RowOverrides?
-
-    var codingUserInfo: [CodingUserInfoKey: Any] { userInfo }
-
-    /// Whether these are the options `DecodingOptions()` makes (the model layer's), for which a
-    /// statement keeps its decoder between calls.
-    var isDefault: Bool {
-        guard case .useDefaultKeys = keyStrategy, case .iso8601 = dateStrategy else { return false }
-        return userInfo.isEmpty && overrides == nil
-    }
-
-    var convertsKeys: Bool {
-        if case .useDefaultKeys = keyStrategy { return false }
-        return true
-    }
-
-    /// The coding key string a column name or JSON member name stands for.
-    func keyName(for name: String, at path: CodingPath) -> String {
-        switch keyStrategy {
-        case .useDefaultKeys: name
-        case .convertFromSnakeCase: KeyConversion.fromSnakeCase(name)
-        case .custom(let convert): convert(path.keys(appending: AnyCodingKey(stringValue: name))).stringValue
-        }
-    }
-}
 
 /// Thrown by the Decoder when a statement turns out to write, to run it on the writer instead; it
 /// never reaches the caller.

@@ -36,7 +36,7 @@ extension SQLite {
             self.database = database
         }
 
-        /// How coding keys become parameter names. Default: ``KeyEncodingStrategy/useDefaultKeys``.
+        /// How coding keys become parameter names. Default: `.useDefaultKeys`.
         ///
         /// ```swift
         /// encoder.keyEncodingStrategy = .convertToSnakeCase   // dueDate binds :due_date
@@ -46,7 +46,7 @@ extension SQLite {
             set { lock.withLock { storedOptions.keyStrategy = newValue } }
         }
 
-        /// How dates are stored. Default: ``DateEncodingStrategy/iso8601`` (exact, sortable UTC text).
+        /// How dates are stored. Default: `.iso8601` (exact, sortable UTC text).
         ///
         /// ```swift
         /// encoder.dateEncodingStrategy = .secondsSince1970
@@ -162,23 +162,3 @@ extension Array: EncodableArray where Element: Encodable {
     }
 }
 
-/// A snapshot of an encoder's settings, taken once per call.
-struct EncodingOptions: Sendable {
-    var keyStrategy: SQLite.Encoder.KeyEncodingStrategy = .useDefaultKeys
-    var dateStrategy: SQLite.Encoder.DateEncodingStrategy = .iso8601
-    var ignoresUnusedProperties = false
-    var userInfo: [CodingUserInfoKey: any Sendable] = [:]
-    /// Top-level keys the layer above encodes itself (see ``RowOverrides``).
-    var overrides: RowOverrides?
-
-    var codingUserInfo: [CodingUserInfoKey: Any] { userInfo }
-
-    /// The name a key has after the key strategy, for parameters and JSON members.
-    func name(for key: some CodingKey, at path: CodingPath) -> String {
-        switch keyStrategy {
-        case .useDefaultKeys: key.stringValue
-        case .convertToSnakeCase: KeyConversion.toSnakeCase(key.stringValue)
-        case .custom(let convert): convert(path.keys(appending: key)).stringValue
-        }
-    }
-}

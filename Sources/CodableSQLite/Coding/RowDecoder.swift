@@ -246,6 +246,7 @@ final class RowDecoder: Swift.Decoder {
     }
 
     /// INTEGER, or REAL holding a whole number, that fits the type exactly.
+    @inline(__always)
     func decodeInteger<I: FixedWidthInteger>(_ type: I.Type, column: Int32, key: () -> AnyCodingKey?) throws -> I {
         switch statement.type(at: column) {
         case .integer:
@@ -262,6 +263,7 @@ final class RowDecoder: Swift.Decoder {
     }
 
     /// REAL or INTEGER; a finite REAL too large for `Float` is an error.
+    @inline(__always)
     func decodeFloat<F: BinaryFloatingPoint>(_ type: F.Type, column: Int32, key: () -> AnyCodingKey?) throws -> F {
         switch statement.type(at: column) {
         case .real:
@@ -278,6 +280,7 @@ final class RowDecoder: Swift.Decoder {
         }
     }
 
+    @inline(__always)
     func decodeString(column: Int32, key: () -> AnyCodingKey?) throws -> String {
         guard statement.type(at: column) == .text else { throw unexpected(String.self, column: column, key: key) }
         return statement.text(at: column)

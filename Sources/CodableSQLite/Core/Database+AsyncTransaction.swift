@@ -12,7 +12,7 @@ struct AsyncTransactionScope: Sendable {
 extension SQLite.Database {
     /// Runs an async `body` in one transaction: committed when it returns, rolled back when it
     /// throws or its task is cancelled. The spelling is the same as `Postgres.Database`'s, so code
-    /// written against ``ModelStore`` runs on both.
+    /// written against `ModelStore` runs on both.
     ///
     /// `body` gets this database: every call made on it from the body's task, and from that
     /// task's child tasks, runs inside the transaction and sees its writes (others wait for the

@@ -240,19 +240,3 @@ final class Statement {
         return map
     }
 }
-
-/// The storage class of one value in a result row, as SQLite reports it.
-enum StorageClass: Sendable {
-    case integer, real, text, blob, null
-
-    /// How the storage class is named in errors: `an INTEGER value`, `NULL`.
-    var description: String {
-        switch self {
-        case .integer: "an INTEGER value"
-        case .real: "a REAL value"
-        case .text: "a TEXT value"
-        case .blob: "a BLOB value"
-        case .null: "NULL"
-        }
-    }
-}

@@ -281,7 +281,7 @@ extension SQLite.Database {
         }
     }
 
-    /// `read`'s result; a property without a column becomes a ``ModelError`` naming the schema
+    /// `read`'s result; a property without a column becomes a `ModelError` naming the schema
     /// change rather than a bare `keyNotFound`.
     private func explainingMissingColumns<T: Model, R>(_ type: T.Type, table: ModelTable, _ read: () throws -> R) throws -> R {
         do {
@@ -315,5 +315,13 @@ extension SQLite.Database {
         let (clauses, _) = try filter.clauses(includingOrderAndLimit: false)
         guard let table = try tableForReading(T.self) else { return nil }
         return table.count + clauses
+    }
+}
+
+extension SQLite.Error: EngineError {
+    /// `ModelError.Code.uniqueViolation` for a `UNIQUE` constraint failure (a model's unique
+    /// index), otherwise `nil`.
+    public var modelErrorCode: ModelError.Code? {
+        extendedCode == .constraintUnique ? .uniqueViolation : nil
     }
 }

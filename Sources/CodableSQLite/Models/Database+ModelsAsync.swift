@@ -104,3 +104,8 @@ extension SQLite.Database {
         try await performWrite { _ in try self.delete(with: filter) }
     }
 }
+
+extension SQLite.Database: ModelStore {
+    /// An SQLite transaction's body is given the database itself: its calls join the transaction.
+    public typealias TransactionStore = SQLite.Database
+}

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Saving, loading and deleting values with relationships (see ``Relationship``).
+/// Saving, loading and deleting values with relationships (see `Relationship`).
 ///
 /// - Loading runs one statement for the values asked for, and for each relationship in the type
 ///   graph one statement for the related values (and one for a to-many's links), each selecting
@@ -9,7 +9,7 @@ import Foundation
 /// - Saving saves related values first (by id: an upsert, once per value per call), then the
 ///   value, then replaces a to-many's links when they changed. An id assigned during the call
 ///   never takes one that another value of the call gives explicitly (see `ExplicitIDs`).
-/// - Deleting applies each relationship's ``DeleteRule``.
+/// - Deleting applies each relationship's `DeleteRule`.
 extension SQLite.Database {
     // MARK: Loading
 
@@ -238,7 +238,7 @@ extension SQLite.Database {
     }
 
     /// Runs `body`, turning a failed foreign key (a value others still refer to through a
-    /// non-optional to-one relationship) into ``ModelError/Code/deleteDenied``.
+    /// non-optional to-one relationship) into `ModelError.Code.deleteDenied`.
     static func translatingForeignKeyFailure<T>(_ type: T.Type, _ body: () throws -> Void) throws {
         do {
             try body()
@@ -309,22 +309,4 @@ struct SavedValues {
         explicitIDs = try find()
     }
 
-}
-
-/// The id of a model value, as stored (an `any Model` opens to its concrete type).
-func storedID<M: Model>(of value: M) throws -> SQLite.Value {
-    try ValueEncoder.value(for: value.id, at: .root, options: EncodingOptions())
-}
-
-/// The id of a model value, to encode.
-func encodableID(of value: any Model) -> any Encodable {
-    func open<M: Model>(_ value: M) -> any Encodable { value.id }
-    return open(value)
-}
-
-extension Array {
-    /// Consecutive slices of at most `size` elements.
-    func chunked(_ size: Int) -> [ArraySlice<Element>] {
-        stride(from: 0, to: count, by: size).map { self[$0..<Swift.min($0 + size, count)] }
-    }
 }

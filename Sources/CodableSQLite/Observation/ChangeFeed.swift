@@ -1,97 +1,10 @@
 import Foundation
 
-/// What one committed transaction changed in a table: the rowids (for SQL tables on SQLite) or
-/// ids (for models, on both engines) of the rows it inserted, updated and deleted. Spelled
-/// ``SQLite/ChangeBatch`` too.
-///
-/// ```swift
-/// for try await batch in db.changes(to: Person.self) {
-///     print(batch.inserted, batch.updated, batch.deleted)
-/// }
-/// ```
-///
-/// A row inserted and then updated in the same transaction is in both ``inserted`` and
-/// ``updated``; one inserted and deleted is in both ``inserted`` and ``deleted``.
-///
-/// Sendable: a value.
-public struct ChangeBatch<ID: Hashable & Sendable>: Sendable, Equatable {
-    /// Rows inserted.
-    public var inserted: Set<ID>
-    /// Rows updated (including by `INSERT OR REPLACE`'s and UPSERT's update).
-    public var updated: Set<ID>
-    /// Rows deleted.
-    public var deleted: Set<ID>
-    /// `false` when rows changed that the batch cannot name. Read the table again. SQLite: another
-    /// connection or process committed (the table may or may not have changed), or the table is
-    /// `WITHOUT ROWID`. PostgreSQL: the table was truncated, a statement changed more rows than a
-    /// notification can name, or the listening connection was lost and is back (what happened
-    /// meanwhile is unknown).
-    public var isComplete: Bool
-
-    /// A batch.
-    ///
-    /// ```swift
-    /// let batch = ChangeBatch<Int64>(inserted: [1], updated: [], deleted: [], isComplete: true)
-    /// ```
-    public init(inserted: Set<ID>, updated: Set<ID>, deleted: Set<ID>, isComplete: Bool) {
-        self.inserted = inserted
-        self.updated = updated
-        self.deleted = deleted
-        self.isComplete = isComplete
-    }
-}
-
-/// The change batches of one table, one per committed transaction that changed it, in commit
-/// order: an `AsyncSequence` that is live from the moment it is made, so a commit made after
-/// `changes(in:)` or `changes(to:)` returns is never missed. Spelled ``SQLite/ChangeSequence`` too.
-///
-/// ```swift
-/// let changes = db.changes(in: "tasks")
-/// try db.write("DELETE FROM tasks WHERE id = 3")
-/// for try await batch in changes { print(batch.deleted) }   // [3]
-/// ```
-///
-/// Batches wait for the consumer (none is dropped or merged). Iterate it once; dropping it (and
-/// its iterator) stops it and removes what it installed.
-///
-/// Sendable: its state is shared with the database under a lock.
-public struct ChangeSequence<ID: Hashable & Sendable>: AsyncSequence, Sendable {
-    public typealias Element = ChangeBatch<ID>
-
-    let feed: SourceLifetime<ChangeBatch<ID>>
-
-    /// A sequence of the batches `source` produces; the source is started already (live).
-    package init(source: any ObservationSource<ChangeBatch<ID>>) {
-        feed = SourceLifetime(source: source)
-    }
-
-    /// The iterator.
-    public func makeAsyncIterator() -> Iterator {
-        Iterator(feed: feed)
-    }
-
-    /// Produces the batches.
-    ///
-    /// Not `Sendable`: it belongs to the loop that iterates it.
-    public struct Iterator: AsyncIteratorProtocol {
-        let feed: SourceLifetime<ChangeBatch<ID>>
-
-        /// The next batch, waiting for a commit; `nil` when the sequence ended or the task was
-        /// cancelled.
-        public mutating func next() async throws -> ChangeBatch<ID>? {
-            try await feed.source.next()
-        }
-    }
-}
-
-@available(*, unavailable, message: "An iterator belongs to the loop that iterates it")
-extension ChangeSequence.Iterator: Sendable {}
-
 extension SQLite {
-    /// What one committed transaction changed in a table: see ``CodableSQLite/ChangeBatch``.
-    public typealias ChangeBatch<ID: Hashable & Sendable> = CodableSQLite.ChangeBatch<ID>
-    /// The change batches of one table: see ``CodableSQLite/ChangeSequence``.
-    public typealias ChangeSequence<ID: Hashable & Sendable> = CodableSQLite.ChangeSequence<ID>
+    /// What one committed transaction changed in a table: see `ChangeBatch`.
+    public typealias ChangeBatch<ID: Hashable & Sendable> = CodableModels.ChangeBatch<ID>
+    /// The change batches of one table: see `ChangeSequence`.
+    public typealias ChangeSequence<ID: Hashable & Sendable> = CodableModels.ChangeSequence<ID>
 }
 
 /// The queue of batches behind a ``SQLite/ChangeSequence``.

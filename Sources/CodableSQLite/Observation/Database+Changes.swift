@@ -41,7 +41,7 @@ extension SQLite.Database {
     /// Ids come from temporary triggers on the table, installed while a sequence of this kind
     /// exists, so deletes report the ids of the rows deleted, whoever deleted them through this
     /// database object (SQL, cascades, the model API). A commit by another connection or process
-    /// gives a batch with ``SQLite/ChangeBatch/isComplete`` `false`.
+    /// gives a batch with `isComplete` `false`.
     public func changes<T: Model & Sendable>(to type: T.Type) -> SQLite.ChangeSequence<T.ID> where T.ID: Sendable {
         let schema: ModelReflection
         do {

@@ -155,3 +155,13 @@ extension SQLite.Database {
         }
     }
 }
+
+extension SQLite.Database: ObservableModelStore {}
+
+extension SQLite {
+    /// A live query of an SQLite database: see `ObservedValues`.
+    ///
+    /// (Named `Observation` before: that name hid Apple's Observation module inside the `SQLite`
+    /// namespace.)
+    public typealias ObservedValues<Value: Sendable> = CodableModels.ObservedValues<Value>
+}

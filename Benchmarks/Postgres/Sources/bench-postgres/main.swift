@@ -4,7 +4,7 @@
 //   G  save and load 10,000 movies with their studios and casts (Relationships.swift)
 // Then live queries (CodablePostgres only; see Observation.swift): latency across two app
 // instances, and A and D on an observed table.
-// Contenders: CodablePostgres (`extension Item: CodableSQLite.Model {}`) and Fluent 1.57 with
+// Contenders: CodablePostgres (`extension Item: CodableModels.Model {}`) and Fluent 1.57 with
 // fluent-postgres-driver 2.14 (a hand-declared FluentKit model of the same record).
 //
 //   bench-postgres URL [--quick] [--ours]   (--ours: CodablePostgres's A–D only, three times, for profiling)
@@ -14,7 +14,7 @@ import FluentPostgresDriver
 import Foundation
 import PostgresNIO
 
-extension Item: CodableSQLite.Model {}
+extension Item: CodableModels.Model {}
 
 struct Timings {
     let contender: String

@@ -1,0 +1,296 @@
+import Foundation
+
+/// Dates as SQLite-compatible text: `YYYY-MM-DD HH:MM:SS[.fraction]`, UTC, no zone designator.
+///
+/// - The layout is the one SQLite's own `datetime()` writes, so stored dates compare correctly
+///   with `datetime('now')` and work with every date function.
+/// - Fixed-width fields and no trailing `Z` make text order chronological order.
+/// - The fraction has exactly the digits of the shortest decimal that identifies the `Date`'s
+///   `Double` value, so decoding gives back the identical `Date`.
+@usableFromInline package enum DateText {
+    /// Seconds from 2001-01-01 (the `Date` reference) to 0000-01-01 00:00:00 and to 10000-01-01:
+    /// the years SQLite's date functions handle. (`Date.distantPast`, Foundation's 0001-01-01 in the
+    /// Julian calendar, is 0000-12-30 in the proleptic Gregorian calendar SQLite uses.)
+    @usableFromInline package static let earliestSeconds: Int64 = (daysFromCivil(year: 0, month: 1, day: 1) - referenceDay) * 86_400
+    @usableFromInline package static let endSeconds: Int64 = (daysFromCivil(year: 10_000, month: 1, day: 1) - referenceDay) * 86_400
+    /// 2001-01-01 as a day number from 1970-01-01.
+    @usableFromInline package static let referenceDay: Int64 = 11_323
+
+    // MARK: Formatting
+
+    /// The text for `date`, or `nil` when it is not finite or outside years 0–9999.
+    @usableFromInline package static func format(_ date: Date) -> String? {
+        let interval = date.timeIntervalSinceReferenceDate
+        guard interval.isFinite, interval >= Double(earliestSeconds), interval < Double(endSeconds) else { return nil }
+        guard let (wholeSeconds, fraction) = split(interval) else { return nil }
+
+        let days = floorDivide(wholeSeconds, 86_400)
+        let secondOfDay = wholeSeconds - days * 86_400
+        let (year, month, day) = civilFromDays(days + referenceDay)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(20 + fraction.count)
+        appendDigits(year, count: 4, to: &bytes)
+        bytes.append(UInt8(ascii: "-"))
+        appendDigits(month, count: 2, to: &bytes)
+        bytes.append(UInt8(ascii: "-"))
+        appendDigits(day, count: 2, to: &bytes)
+        bytes.append(UInt8(ascii: " "))
+        appendDigits(secondOfDay / 3600, count: 2, to: &bytes)
+        bytes.append(UInt8(ascii: ":"))
+        appendDigits(secondOfDay / 60 % 60, count: 2, to: &bytes)
+        bytes.append(UInt8(ascii: ":"))
+        appendDigits(secondOfDay % 60, count: 2, to: &bytes)
+        if !fraction.isEmpty {
+            bytes.append(UInt8(ascii: "."))
+            bytes.append(contentsOf: fraction)
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Splits `value` exactly into `floor(value)` and the decimal digits of `value - floor(value)`,
+    /// using the shortest decimal that converts back to `value`.
+    @usableFromInline package static func split(_ value: Double) -> (whole: Int64, fraction: [UInt8])? {
+        // Swift prints the shortest round-tripping decimal: "817040730.1234567", "-0.3", "1e-20", "2.5e+16".
+        let text = value.description.utf8
+        var negative = false
+        var digits: [UInt8] = []
+        digits.reserveCapacity(24)
+        var pointPosition: Int?
+        var exponent = 0
+        var exponentNegative = false
+        var inExponent = false
+        for byte in text {
+            switch byte {
+            case UInt8(ascii: "-") where !inExponent: negative = true
+            case UInt8(ascii: "-"): exponentNegative = true
+            case UInt8(ascii: "+"): break
+            case UInt8(ascii: "."): pointPosition = digits.count
+            case UInt8(ascii: "e"), UInt8(ascii: "E"): inExponent = true
+            case UInt8(ascii: "0")...UInt8(ascii: "9"):
+                if inExponent {
+                    exponent = exponent * 10 + Int(byte - UInt8(ascii: "0"))
+                } else {
+                    digits.append(byte)
+                }
+            default: return nil
+            }
+        }
+        // value = 0.digits × 10^point
+        let point = (pointPosition ?? digits.count) + (exponentNegative ? -exponent : exponent)
+        var integer: Int64 = 0
+        var fraction: [UInt8] = []
+        if point > 0 {
+            guard point <= 15 else { return nil }  // far outside years 1–9999
+            for index in 0..<point {
+                let digit = index < digits.count ? Int64(digits[index] - UInt8(ascii: "0")) : 0
+                integer = integer * 10 + digit
+            }
+            if point < digits.count { fraction = Array(digits[point...]) }
+        } else {
+            fraction = [UInt8](repeating: UInt8(ascii: "0"), count: -point) + digits
+        }
+        while fraction.last == UInt8(ascii: "0") { fraction.removeLast() }
+        if !negative { return (integer, fraction) }
+        if fraction.isEmpty { return (-integer, []) }
+        // -(I + 0.F) = -(I + 1) + (1 - 0.F): the ten's complement of the fraction digits.
+        var complement = fraction
+        let last = complement.count - 1
+        for index in 0...last {
+            let digit = complement[index] - UInt8(ascii: "0")
+            complement[index] = UInt8(ascii: "0") + (index == last ? 10 - digit : 9 - digit)
+        }
+        return (-(integer + 1), complement)
+    }
+
+    // MARK: Parsing
+
+    /// Parses every text form SQLite's date functions accept:
+    /// `YYYY-MM-DD`, `YYYY-MM-DD HH:MM`, `YYYY-MM-DD HH:MM:SS`, `YYYY-MM-DD HH:MM:SS.SSS…`, the same
+    /// with `T` instead of the space, `HH:MM[:SS[.SSS…]]` alone (on 2000-01-01), each optionally
+    /// followed by `Z` or a `±HH:MM` offset. Returns `nil` for anything else.
+    @usableFromInline package static func parse(_ text: UnsafeBufferPointer<UInt8>) -> Date? {
+        var scanner = Scanner(bytes: text)
+        scanner.skipSpaces()
+        var year: Int64 = 2000, month: Int64 = 1, day: Int64 = 1
+        var hour: Int64 = 0, minute: Int64 = 0, second: Int64 = 0
+        var fraction: UnsafeBufferPointer<UInt8>.SubSequence = text[text.startIndex..<text.startIndex]
+
+        let hasDate = scanner.peek(offset: 4) == UInt8(ascii: "-")
+        if hasDate {
+            guard let y = scanner.number(digits: 4), scanner.consume(UInt8(ascii: "-")),
+                  let m = scanner.number(digits: 2), scanner.consume(UInt8(ascii: "-")),
+                  let d = scanner.number(digits: 2), (1...12).contains(m), (1...31).contains(d)
+            else { return nil }
+            (year, month, day) = (y, m, d)
+        }
+        var hasTime = !hasDate
+        if hasDate, let separator = scanner.peek(), separator == UInt8(ascii: " ") || separator == UInt8(ascii: "T") || separator == UInt8(ascii: "t"),
+           let next = scanner.peek(offset: 1), isDigit(next) {
+            scanner.advance()
+            hasTime = true
+        }
+        if hasTime {
+            guard let h = scanner.number(digits: 2), scanner.consume(UInt8(ascii: ":")),
+                  let mi = scanner.number(digits: 2), h < 24, mi < 60
+            else { return nil }
+            (hour, minute) = (h, mi)
+            if scanner.consume(UInt8(ascii: ":")) {
+                guard let s = scanner.number(digits: 2), s < 60 else { return nil }
+                second = s
+                if scanner.consume(UInt8(ascii: ".")) {
+                    fraction = scanner.digits()
+                    guard !fraction.isEmpty else { return nil }
+                }
+            }
+        }
+        scanner.skipSpaces()
+        var offsetSeconds: Int64 = 0
+        if let byte = scanner.peek() {
+            if byte == UInt8(ascii: "Z") || byte == UInt8(ascii: "z") {
+                scanner.advance()
+            } else if byte == UInt8(ascii: "+") || byte == UInt8(ascii: "-") {
+                scanner.advance()
+                guard let h = scanner.number(digits: 2), h <= 14 else { return nil }
+                _ = scanner.consume(UInt8(ascii: ":"))
+                guard let m = scanner.number(digits: 2), m < 60 else { return nil }
+                offsetSeconds = (h * 3600 + m * 60) * (byte == UInt8(ascii: "-") ? -1 : 1)
+            }
+        }
+        scanner.skipSpaces()
+        guard scanner.isAtEnd else { return nil }
+
+        let days = daysFromCivil(year: year, month: month, day: day) - referenceDay
+        let whole = days * 86_400 + hour * 3600 + minute * 60 + second - offsetSeconds
+        return Date(timeIntervalSinceReferenceDate: seconds(whole: whole, fraction: fraction))
+    }
+
+    /// The `Double` nearest to the exact decimal `whole + 0.fraction`.
+    @usableFromInline package static func seconds(whole: Int64, fraction: UnsafeBufferPointer<UInt8>.SubSequence) -> Double {
+        var digits = fraction
+        while digits.last == UInt8(ascii: "0") { digits = digits.dropLast() }
+        if digits.isEmpty { return Double(whole) }
+        // Exact integers below 2^53 divided by an exact power of ten round correctly (one IEEE division).
+        if digits.count <= 15 {
+            var numerator: Int64 = 0
+            for digit in digits { numerator = numerator * 10 + Int64(digit - UInt8(ascii: "0")) }
+            let scale = powersOfTen[digits.count]
+            let (scaled, overflow) = whole.multipliedReportingOverflow(by: Int64(scale))
+            if !overflow {
+                let (total, overflow) = scaled.addingReportingOverflow(numerator)
+                if !overflow, total.magnitude <= 1 << 53 {
+                    return Double(total) / scale
+                }
+            }
+        }
+        // Otherwise let the correctly rounded decimal parser do it.
+        var text: String
+        if whole >= 0 {
+            text = "\(whole)." + String(decoding: digits, as: UTF8.self)
+        } else {
+            // whole + 0.F = -((|whole| - 1) + (1 - 0.F))
+            var complement = Array(digits)
+            let last = complement.count - 1
+            for index in 0...last {
+                let digit = complement[index] - UInt8(ascii: "0")
+                complement[index] = UInt8(ascii: "0") + (index == last ? 10 - digit : 9 - digit)
+            }
+            text = "-\(-whole - 1)." + String(decoding: complement, as: UTF8.self)
+        }
+        return Double(text) ?? Double(whole)
+    }
+
+    private static let powersOfTen: [Double] = (0...22).map { exponent in
+        var value = 1.0
+        for _ in 0..<exponent { value *= 10 }
+        return value
+    }
+
+    // MARK: Calendar arithmetic (proleptic Gregorian, after H. Hinnant's public-domain algorithms)
+
+    @usableFromInline package static func daysFromCivil(year: Int64, month: Int64, day: Int64) -> Int64 {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yearOfEra = y - era * 400
+        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
+    }
+
+    @usableFromInline package static func civilFromDays(_ days: Int64) -> (year: Int64, month: Int64, day: Int64) {
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let monthIndex = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
+        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
+        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
+    }
+
+    private static func floorDivide(_ value: Int64, _ divisor: Int64) -> Int64 {
+        let quotient = value / divisor
+        return value % divisor < 0 ? quotient - 1 : quotient
+    }
+
+    private static func appendDigits(_ value: Int64, count: Int, to bytes: inout [UInt8]) {
+        var divisor: Int64 = 1
+        for _ in 1..<count { divisor *= 10 }
+        var remainder = value
+        while divisor > 0 {
+            bytes.append(UInt8(ascii: "0") + UInt8(remainder / divisor))
+            remainder %= divisor
+            divisor /= 10
+        }
+    }
+
+    private static func isDigit(_ byte: UInt8) -> Bool {
+        byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
+    }
+
+    private struct Scanner {
+        let bytes: UnsafeBufferPointer<UInt8>
+        var position: Int
+
+        init(bytes: UnsafeBufferPointer<UInt8>) {
+            self.bytes = bytes
+            position = bytes.startIndex
+        }
+
+        var isAtEnd: Bool { position >= bytes.endIndex }
+
+        func peek(offset: Int = 0) -> UInt8? {
+            position + offset < bytes.endIndex ? bytes[position + offset] : nil
+        }
+
+        mutating func advance() { position += 1 }
+
+        mutating func consume(_ byte: UInt8) -> Bool {
+            guard peek() == byte else { return false }
+            position += 1
+            return true
+        }
+
+        mutating func skipSpaces() {
+            while let byte = peek(), byte == UInt8(ascii: " ") { position += 1 }
+        }
+
+        /// Exactly `digits` decimal digits.
+        mutating func number(digits: Int) -> Int64? {
+            var value: Int64 = 0
+            for _ in 0..<digits {
+                guard let byte = peek(), DateText.isDigit(byte) else { return nil }
+                value = value * 10 + Int64(byte - UInt8(ascii: "0"))
+                position += 1
+            }
+            return value
+        }
+
+        /// The run of digits at the current position.
+        mutating func digits() -> UnsafeBufferPointer<UInt8>.SubSequence {
+            let start = position
+            while let byte = peek(), DateText.isDigit(byte) { position += 1 }
+            return bytes[start..<position]
+        }
+    }
+}
