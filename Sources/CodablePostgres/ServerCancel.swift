@@ -17,6 +17,9 @@ extension Postgres {
             var backendID: Int32?
             var isRequested = false
             var request: Task<Void, Never>?
+            /// The statement is over: a cancellation that comes now must not send a request,
+            /// which nobody would wait for and which could reach the connection's next statement.
+            var isOver = false
         }
 
         private let database: Database
@@ -42,13 +45,18 @@ extension Postgres {
             }
         }
 
-        /// Returns once a cancel request sent for the statement has been answered.
+        /// Returns once a cancel request sent for the statement has been answered; from now on a
+        /// cancellation sends none (the statement is over).
         func settled() async {
-            await state.withLock { $0.request }?.value
+            let request = state.withLock { state -> Task<Void, Never>? in
+                state.isOver = true
+                return state.request
+            }
+            await request?.value
         }
 
         private func startLocked(_ state: inout State) {
-            guard state.request == nil, let backendID = state.backendID else { return }
+            guard state.request == nil, !state.isOver, let backendID = state.backendID else { return }
             let database = database
             state.request = Task { await database.cancelStatement(onBackend: backendID) }
         }

@@ -284,9 +284,18 @@ extension Postgres {
 
         /// Whether every statement ended within `limit`, or `connection` closed (nothing more
         /// can be sent on it, and the pool drops it).
+        ///
+        /// Waits even when the calling task is cancelled (the usual reason to get here): a
+        /// cancelled statement's worker is still waiting for the server's answer and for the
+        /// cancel request sent for it, and the connection must not take a next statement (the
+        /// ROLLBACK, the pool's next user) before that request has arrived.
         func settled(within limit: Duration, on connection: PostgresConnection) async -> Bool {
             if state.withLock({ $0.running == 0 }) || connection.isClosed { return true }
-            return await withTaskGroup(of: Bool.self) { group in
+            return await Task { await self.waitForStatements(within: limit, on: connection) }.value
+        }
+
+        private func waitForStatements(within limit: Duration, on connection: PostgresConnection) async -> Bool {
+            await withTaskGroup(of: Bool.self) { group in
                 group.addTask { await self.allEnded(); return true }
                 group.addTask {
                     let deadline = ContinuousClock.now + limit

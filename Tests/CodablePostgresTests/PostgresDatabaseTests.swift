@@ -197,6 +197,34 @@ struct PostgresDatabaseTests {
         }
     }
 
+    @Test("a transaction cancelled while a statement runs hands its connection on only after the cancel request has arrived")
+    func cancelRequestNeverReachesTheNextTransaction() async throws {
+        // Two connections, so the next transaction usually gets the cancelled one's connection.
+        // The cancel request goes out on a new connection and arrives some milliseconds later:
+        // the connection must not take the ROLLBACK or the pool's next user before then, or the
+        // request cancels their statement instead (seen as 57014 in a transaction never cancelled).
+        let db = try await Postgres.Database(url: try await TestServer.shared.freshDatabaseURL(), maximumConnections: 2)
+        var random = SeededRandom(seed: 0xCA9C_E11E)
+        for round in 0..<40 {
+            let cancelled = Task {
+                try await db.inTransaction { tx in
+                    for _ in 0..<20 { try await tx.execute("SELECT pg_sleep(0.002)") }
+                }
+            }
+            try await Task.sleep(for: .microseconds(Int(random.next() % 20_000)))
+            cancelled.cancel()
+            _ = await cancelled.result
+            do {
+                try await db.inTransaction { tx in
+                    for _ in 0..<10 { try await tx.execute("SELECT 1") }
+                }
+            } catch {
+                Issue.record("round \(round): a transaction that was not cancelled failed: \(error)")
+            }
+        }
+        await db.close()
+    }
+
     @Test("several instances creating the same table at once all succeed")
     func concurrentCreation() async throws {
         let url = try await TestServer.shared.freshDatabaseURL()
