@@ -2,8 +2,8 @@
 import PackageDescription
 
 // CodableSQLite depends on nothing but the system's SQLite. The PostgreSQL engine (the
-// `CodablePostgres` product) and everything it needs (postgres-nio, swift-nio, swift-log, …) are
-// used only when a client enables the `Postgres` trait; without it SwiftPM resolves, fetches and
+// `CodablePostgres` product), offline-first sync (`CodableSync`) and everything they need
+// (postgres-nio, swift-nio, swift-log, …) are used only when a client enables the `Postgres` trait; without it SwiftPM resolves, fetches and
 // builds none of them:
 //
 //     .package(url: "https://github.com/…/CodableSQLite", from: "…", traits: ["Postgres"])
@@ -20,6 +20,8 @@ let package = Package(
         .library(name: "CodableModels", targets: ["CodableModels"]),
         // The same models on a PostgreSQL server (see Sources/CodablePostgres); empty without the trait.
         .library(name: "CodablePostgres", targets: ["CodablePostgres"]),
+        // Offline-first sync of SQLite files through a PostgreSQL server; empty without the trait.
+        .library(name: "CodableSync", targets: ["CodableSync"]),
         .executable(name: "todo", targets: ["todo"]),
     ],
     traits: [
@@ -50,6 +52,11 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log", condition: postgres),
             ]
         ),
+        // SQLite.Sync: both engines, so it is a module of its own (they do not import each other).
+        .target(
+            name: "CodableSync",
+            dependencies: ["CodableSQLite", .target(name: "CodablePostgres", condition: postgres)]
+        ),
         // The main job's example program; `--postgres` needs the trait (swift run --traits Postgres todo …).
         .executableTarget(
             name: "todo",
@@ -65,7 +72,7 @@ let package = Package(
         .testTarget(name: "CodableSQLiteTests", dependencies: ["CodableSQLite", "crash-writer"]),
         .testTarget(
             name: "CodablePostgresTests",
-            dependencies: ["CodableSQLite", "CodablePostgres", "postgres-worker"]
+            dependencies: ["CodableSQLite", "CodablePostgres", "CodableSync", "postgres-worker"]
         ),
     ]
 )

@@ -38,6 +38,11 @@ extension Postgres.Session {
     /// make it smaller, to cross statements with few values.
     @TaskLocal static var chunkSize = 10_000
 
+    /// Whether a save leaves related values whose rows exist as stored (creating only missing
+    /// ones): the sync engine's saves, where each row travels by its own change and a copy inside
+    /// another value's graph may be older.
+    @TaskLocal package static var keepsExistingRelated = false
+
     /// A large save of a model whose ids the database does not assign, as one statement per
     /// ``chunkSize`` values in the call's transaction, the client's work overlapping the
     /// server's: while the server writes one chunk, the next is encoded and the stored form of

@@ -24,6 +24,9 @@ extension Postgres.Session {
             let related = values.map { relationship.related($0) }
             func save<Target: Model>(_ target: Target.Type) async throws -> [[String]] {
                 let flat: [Target] = related.flatMap { $0.compactMap { $0 as? Target } }
+                if Self.keepsExistingRelated, let targetTable = table.targets[relationship.name] {
+                    return try await saveMissing(flat, grouped: related.map(\.count), table: targetTable, graphIDs: graphIDs)
+                }
                 let (saved, targetsChanged) = try await saveReporting(flat, graphIDs: graphIDs)
                 changed = changed || targetsChanged
                 var ids: [[String]] = []
@@ -78,6 +81,34 @@ extension Postgres.Session {
             if let id, let value = byID[id] { saved[position] = value }
         }
         return (saved, true)
+    }
+
+    /// Related values saved the sync engine's way (``keepsExistingRelated``): only those whose
+    /// rows are missing are written; returns every value's id, in groups of the given sizes.
+    private func saveMissing<Target: Model>(
+        _ values: [Target], grouped sizes: [Int], table: PostgresTable, graphIDs: ExplicitIDs
+    ) async throws -> [[String]] {
+        let ids = try values.map { value -> String in
+            guard let id = Self.idText(try JSONForm.storedValue(value.id)) else {
+                throw ModelError(.unsupportedModel, Target.self, "a related value has no id, which a save that keeps existing values needs")
+            }
+            return id
+        }
+        var binds = PostgresBindings()
+        binds.append(ids)
+        let existing = Set(try await rows("""
+            SELECT x FROM unnest($1::text[]) AS x WHERE EXISTS (
+                SELECT 1 FROM \(table.quotedTable) WHERE \(table.id.quoted) = x::\(table.id.kind.sqlType))
+            """, binds).map { try $0.decode(String.self) })
+        let missing = zip(values, ids).filter { !existing.contains($0.1) }.map(\.0)
+        if !missing.isEmpty { _ = try await saveReporting(missing, graphIDs: graphIDs) }
+        var groups: [[String]] = []
+        var next = 0
+        for size in sizes {
+            groups.append(Array(ids[next..<(next + size)]))
+            next += size
+        }
+        return groups
     }
 
     /// Makes each owner's links hold exactly its targets, in order: one delete and one insert for

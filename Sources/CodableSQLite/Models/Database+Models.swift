@@ -40,12 +40,20 @@ extension SQLite.Database {
     @available(*, noasync, message: "blocks its thread; in async code call the async form with await. Top-level code (main.swift) that awaits gets this form even with await: move the calls into an async function")
     @discardableResult
     public func save<T: Model>(_ values: [T]) throws -> [T] {
+        try save(values, keepingExistingRelated: false)
+    }
+
+    /// ``save(_:)-([T])``; with `keepingExistingRelated`, a related value whose row exists is
+    /// left as stored (created only when missing), for the sync engine: each row travels by its
+    /// own change, never as a copy inside another value's graph.
+    func save<T: Model>(_ values: [T], keepingExistingRelated: Bool) throws -> [T] {
         guard let first = values.first else { return [] }
         let table = try tableForWriting(T.self, sample: first)
         return try withWriter { connection in
             // An id SQLite assigns never takes one that another value of the call gives explicitly.
             guard table.schema.relationships.isEmpty else {
                 var saved = SavedValues(roots: values)
+                saved.keepsExistingRelated = keepingExistingRelated
                 return try connection.forEachElement(values) { index, value in
                     try saveGraph(value, table: table, on: connection, elementIndex: index, saved: &saved)
                 }

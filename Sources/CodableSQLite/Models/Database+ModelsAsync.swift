@@ -19,6 +19,13 @@ extension SQLite.Database {
         try await performWrite { _ in try self.save(values) }
     }
 
+    /// Saves `values` with their graphs, leaving related values whose rows exist as stored
+    /// (created only when missing): the sync engine's save, where each row travels by its own
+    /// change and a copy inside another value's graph may be older.
+    package func saveKeepingRelated<T: Model & Sendable>(_ values: [T]) async throws {
+        _ = try await performWrite { _ in try self.save(values, keepingExistingRelated: true) }
+    }
+
     /// Asynchronous ``get(_:)``.
     ///
     /// ```swift

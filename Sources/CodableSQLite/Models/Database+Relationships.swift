@@ -135,6 +135,10 @@ extension SQLite.Database {
             let key = isNilOptional(value.id) ? nil : SavedValues.Key(type: ObjectIdentifier(Target.self), id: try storedID(of: value))
             if let key, let done = saved.values[key] { return done }
             let table = try tableForWriting(Target.self, sample: value)
+            if saved.keepsExistingRelated, let key, try exists(key.id, in: table, on: connection) {
+                saved.values[key] = value
+                return value
+            }
             if table.schema.assignsID && isNilOptional(value.id) {
                 saved.assignedIDs += 1
                 try saved.findExplicitIDs()
@@ -146,6 +150,14 @@ extension SQLite.Database {
             return result
         }
         return try save(value)
+    }
+
+    /// Whether `table` has a row with this id.
+    private func exists(_ id: SQLite.Value, in table: ModelTable, on connection: RawConnection) throws -> Bool {
+        try connection.withStatement("SELECT 1 FROM \(SQLName.quoted(table.schema.table)) WHERE \(ModelReflection.quotedID) = ?") { statement in
+            try statement.bind([id])
+            return try statement.step()
+        }
     }
 
     /// Makes the link table hold exactly `targets`, in order, for `owner` (no write when it does).
@@ -288,6 +300,8 @@ struct SavedValues {
     }
 
     var values: [Key: any Model] = [:]
+    /// Leave related values whose rows exist as stored (see `save(_:keepingExistingRelated:)`).
+    var keepsExistingRelated = false
     /// How many ids were assigned so far: a value whose related values (at any depth) got ids
     /// must be read back to carry them.
     var assignedIDs = 0

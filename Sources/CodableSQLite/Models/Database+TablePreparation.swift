@@ -18,6 +18,12 @@ extension SQLite.Database {
         return table
     }
 
+    /// Creates `T`'s table now, or brings it up to date, as the first save would (for the sync
+    /// engine, which installs its triggers on the table before anything is saved).
+    package func prepareTable<T: Model>(for type: T.Type) throws {
+        _ = try tableForWriting(T.self, sample: nil)
+    }
+
     /// The model's table, created or brought up to date for saving values like `sample`.
     ///
     /// Without a sample (a relationship's target before any of its values is saved), every

@@ -1,0 +1,138 @@
+#if Postgres
+import CodablePostgres
+import Foundation
+
+/// The server's side, plain SQL on PostgreSQL that an app's own API can sit in front of: a
+/// change log with a version per changed row, filled by triggers on the synced tables (whoever
+/// writes them), and the last push applied per device.
+///
+/// ```
+/// codablesync_changes(version bigserial PRIMARY KEY, tbl, id, deleted, origin)
+/// codablesync_devices(device PRIMARY KEY, pushed)
+/// ```
+///
+/// The log keeps one entry per row, its latest change (a delete is a tombstone): a device that
+/// pulls everything after its version gets every row that changed since, once. Versions are
+/// drawn under one transaction-level advisory lock, taken before the first row changes, so they
+/// commit in version order: a pull never passes over a version that commits later.
+struct ServerLog: Sendable {
+    let db: Postgres.Database
+
+    /// The advisory lock that orders the log's versions (any constant of our own).
+    static let lock = "7261901"
+
+    /// One changed row in the log.
+    struct Change: Sendable {
+        let version: Int64
+        let table: String
+        let id: String
+        let deleted: Bool
+    }
+
+    /// Creates the log, the device table, the trigger function and each model's table and
+    /// trigger. Idempotent, and safe while other devices do the same (under the lock).
+    func install(_ models: [SyncedModel]) async throws {
+        for model in models { try await model.prepareServer(db) }
+        try await db.inTransaction { tx in
+            _ = try await tx.textRows("SELECT pg_advisory_xact_lock(\(Self.lock))::text", [])
+            try await tx.execute("""
+                CREATE TABLE IF NOT EXISTS codablesync_changes (
+                    version bigserial PRIMARY KEY, tbl text NOT NULL, id text NOT NULL,
+                    deleted boolean NOT NULL, origin text)
+                """)
+            try await tx.execute("CREATE UNIQUE INDEX IF NOT EXISTS codablesync_changes_row ON codablesync_changes (tbl, id)")
+            try await tx.execute("CREATE TABLE IF NOT EXISTS codablesync_devices (device text PRIMARY KEY, pushed bigint NOT NULL)")
+            try await tx.execute("""
+                CREATE OR REPLACE FUNCTION codablesync_log() RETURNS trigger LANGUAGE plpgsql AS $body$
+                DECLARE
+                    row_table text := TG_TABLE_NAME;
+                    row_id text;
+                    is_delete boolean := TG_OP = 'DELETE';
+                BEGIN
+                    PERFORM pg_advisory_xact_lock(\(Self.lock));
+                    IF TG_NARGS > 0 THEN
+                        -- A link table of a to-many relationship: the change is its owner's (a
+                        -- pull reads the owner as it is now; gone, it is a delete).
+                        row_table := TG_ARGV[0];
+                        is_delete := false;
+                        IF TG_OP = 'DELETE' THEN row_id := OLD.owner::text; ELSE row_id := NEW.owner::text; END IF;
+                    ELSIF TG_OP = 'DELETE' THEN
+                        row_id := OLD.id::text;
+                    ELSE
+                        row_id := NEW.id::text;
+                    END IF;
+                    DELETE FROM codablesync_changes WHERE tbl = row_table AND id = row_id;
+                    INSERT INTO codablesync_changes (tbl, id, deleted, origin)
+                        VALUES (row_table, row_id, is_delete, nullif(current_setting('codablesync.origin', true), ''));
+                    RETURN NULL;
+                END
+                $body$
+                """)
+            for model in models {
+                // An update that changes nothing (every save is an upsert) is not logged.
+                let table = SQLName.quoted(model.table)
+                try await tx.execute("""
+                    CREATE OR REPLACE TRIGGER \(SQLName.quoted("codablesync_\(model.table)")) AFTER INSERT OR DELETE ON \(table)
+                    FOR EACH ROW EXECUTE FUNCTION codablesync_log()
+                    """)
+                try await tx.execute("""
+                    CREATE OR REPLACE TRIGGER \(SQLName.quoted("codablesync_\(model.table)_update")) AFTER UPDATE ON \(table)
+                    FOR EACH ROW WHEN (OLD.* IS DISTINCT FROM NEW.*) EXECUTE FUNCTION codablesync_log()
+                    """)
+                for link in model.links {
+                    try await tx.execute("""
+                        CREATE OR REPLACE TRIGGER \(SQLName.quoted("codablesync_\(link)")) AFTER INSERT OR UPDATE OR DELETE
+                        ON \(SQLName.quoted(link)) FOR EACH ROW EXECUTE FUNCTION codablesync_log(\(StoredValue.text(model.table).description))
+                        """)
+                }
+            }
+        }
+    }
+
+    /// The changes after `version`, oldest first, at most `limit`.
+    func changes(after version: Int64, limit: Int) async throws -> [Change] {
+        try await db.textRows("""
+            SELECT version::text, tbl, id, deleted::text FROM codablesync_changes
+            WHERE version > $1::bigint ORDER BY version LIMIT $2::int
+            """, [String(version), String(limit)]).map { row in
+            guard row.count == 4, let version = row[0].flatMap({ Int64($0) }), let table = row[1], let id = row[2],
+                  let deleted = row[3] else {
+                throw SQLite.Sync.Error(.corruptState, "a row of codablesync_changes is not (version, tbl, id, deleted)")
+            }
+            return Change(version: version, table: table, id: id, deleted: deleted == "true")
+        }
+    }
+
+    /// In a push's transaction, before anything is written: takes the lock, marks the writes as
+    /// the device's, and records the push. `false` when the server already has this push (a retry
+    /// after the device lost the answer): then nothing must be written again.
+    func beginPush(_ tx: Postgres.Transaction, device: String, upTo seq: Int64) async throws -> Bool {
+        _ = try await tx.textRows("SELECT pg_advisory_xact_lock(\(Self.lock))::text", [])
+        _ = try await tx.textRows("SELECT set_config('codablesync.origin', $1, true)", [device])
+        return try await !tx.textRows("""
+            INSERT INTO codablesync_devices (device, pushed) VALUES ($1, $2::bigint)
+            ON CONFLICT (device) DO UPDATE SET pushed = EXCLUDED.pushed
+            WHERE codablesync_devices.pushed < EXCLUDED.pushed RETURNING 1::text
+            """, [device, String(seq)]).isEmpty
+    }
+
+    /// Of `ids` (in the server's text) of `table`, those another device or a server-side writer
+    /// changed after `version`, with whether the change was a delete: the push overwrites them.
+    func overwritten(_ tx: Postgres.Transaction, table: String, ids: [String], after version: Int64, device: String) async throws -> [(id: String, deleted: Bool)] {
+        guard !ids.isEmpty else { return [] }
+        return try await tx.textRows("""
+            SELECT id, deleted::text FROM codablesync_changes
+            WHERE tbl = $1 AND id = ANY($2::text[]) AND version > $3::bigint AND origin IS DISTINCT FROM $4
+            """, [table, Self.arrayLiteral(ids), String(version), device]).compactMap { row in
+            guard row.count == 2, let id = row[0] else { return nil }
+            return (id, row[1] == "true")
+        }
+    }
+
+    /// A PostgreSQL array literal of texts, each quoted.
+    static func arrayLiteral(_ texts: [String]) -> String {
+        "{" + texts.map { "\"" + $0.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\"" }
+            .joined(separator: ",") + "}"
+    }
+}
+#endif
