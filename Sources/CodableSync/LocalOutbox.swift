@@ -28,58 +28,72 @@ struct LocalOutbox: Sendable {
     /// Creates the outbox and the state, and installs the triggers of each model's table (which
     /// it creates first when no value was saved yet). Idempotent.
     func install(_ models: [SyncedModel]) throws -> String {
-        _ = try db.execute(raw: """
-            CREATE TABLE IF NOT EXISTS codablesync_outbox (
-                seq INTEGER PRIMARY KEY AUTOINCREMENT, tbl TEXT NOT NULL, id NOT NULL, deleted INTEGER NOT NULL);
-            CREATE TABLE IF NOT EXISTS codablesync_state (key TEXT PRIMARY KEY, value);
-            INSERT OR IGNORE INTO codablesync_state (key, value) VALUES ('pulled', 0), ('applying', 0);
-            """)
-        _ = try db.write(
-            "INSERT OR IGNORE INTO codablesync_state (key, value) VALUES ('device', :device)",
-            arguments: ["device": .text(UUID().uuidString)])
-        for model in models {
-            try model.prepareLocal(db)
-            let table = SQLName.quoted(model.table)
-            let literal = StoredValue.text(model.table).description
-            let skip = "WHEN (SELECT value FROM codablesync_state WHERE key = 'applying') IS NOT 1"
-            // An update that changes nothing is not a change: the model layer upserts every value
-            // it saves, the related values of a graph included. The triggers are made again each
-            // time, so they know the columns the table has now.
-            let changed = try db.columns(in: model.table)
-                .map { "OLD.\(SQLName.quoted($0.name)) IS NOT NEW.\(SQLName.quoted($0.name))" }
-                .joined(separator: " OR ")
-            var sql = ""
-            for (event, row, deleted) in [("INSERT", "NEW", 0), ("UPDATE", "NEW", 0), ("DELETE", "OLD", 1)] {
-                let trigger = SQLName.quoted("codablesync_\(model.table)_\(event.lowercased())")
-                let condition = event == "UPDATE" ? "\(skip) AND (\(changed))" : skip
+        for model in models { try model.prepareLocal(db) }
+        // One transaction: no commit of another connection or process can come between a
+        // trigger's removal and its new version.
+        return try db.inTransaction {
+            _ = try db.execute(raw: """
+                CREATE TABLE IF NOT EXISTS codablesync_outbox (
+                    seq INTEGER PRIMARY KEY AUTOINCREMENT, tbl TEXT NOT NULL, id NOT NULL, deleted INTEGER NOT NULL);
+                CREATE TABLE IF NOT EXISTS codablesync_state (key TEXT PRIMARY KEY, value);
+                INSERT OR IGNORE INTO codablesync_state (key, value) VALUES ('pulled', 0), ('applying', 0);
+                """)
+            _ = try db.write(
+                "INSERT OR IGNORE INTO codablesync_state (key, value) VALUES ('device', :device)",
+                arguments: ["device": .text(UUID().uuidString)])
+            for model in models { try installTriggers(model) }
+            guard case .text(let device)? = try db.read("SELECT value FROM codablesync_state WHERE key = 'device'").first?["value"] else {
+                throw SQLite.Sync.Error(.corruptState, "codablesync_state has no device id")
+            }
+            return device
+        }
+    }
+
+    private func installTriggers(_ model: SyncedModel) throws {
+        let table = SQLName.quoted(model.table)
+        let literal = StoredValue.text(model.table).description
+        let skip = "WHEN (SELECT value FROM codablesync_state WHERE key = 'applying') IS NOT 1"
+        // Rows saved before the table was synced are local changes, pushed once.
+        let insertTrigger = "codablesync_\(model.table)_insert"
+        let isNew = try db.read(
+            "SELECT 1 FROM sqlite_master WHERE type = 'trigger' AND name = :name", arguments: ["name": .text(insertTrigger)]
+        ).isEmpty
+        if isNew {
+            _ = try db.write("INSERT INTO codablesync_outbox (tbl, id, deleted) SELECT \(literal), \(ModelReflection.quotedID), 0 FROM \(table)")
+        }
+        // An update that changes nothing is not a change: the model layer upserts every value
+        // it saves, the related values of a graph included. The triggers are made again each
+        // time, so they know the columns the table has now.
+        let changed = try db.columns(in: model.table)
+            .map { "OLD.\(SQLName.quoted($0.name)) IS NOT NEW.\(SQLName.quoted($0.name))" }
+            .joined(separator: " OR ")
+        var sql = ""
+        for (event, row, deleted) in [("INSERT", "NEW", 0), ("UPDATE", "NEW", 0), ("DELETE", "OLD", 1)] {
+            let trigger = SQLName.quoted("codablesync_\(model.table)_\(event.lowercased())")
+            let condition = event == "UPDATE" ? "\(skip) AND (\(changed))" : skip
+            sql += """
+                DROP TRIGGER IF EXISTS \(trigger);
+                CREATE TRIGGER \(trigger) AFTER \(event) ON \(table) \(condition) BEGIN
+                    INSERT INTO codablesync_outbox (tbl, id, deleted) VALUES (\(literal), \(row).\(ModelReflection.quotedID), \(deleted));
+                END;
+
+                """
+        }
+        // A link row of a to-many relationship written or removed (a value saved with other
+        // related values, or a related value deleted) changes its owner.
+        for link in model.links {
+            for (event, row) in [("INSERT", "NEW"), ("DELETE", "OLD")] {
+                let trigger = SQLName.quoted("codablesync_\(link)_\(event.lowercased())")
                 sql += """
                     DROP TRIGGER IF EXISTS \(trigger);
-                    CREATE TRIGGER \(trigger) AFTER \(event) ON \(table) \(condition) BEGIN
-                        INSERT INTO codablesync_outbox (tbl, id, deleted) VALUES (\(literal), \(row).\(ModelReflection.quotedID), \(deleted));
+                    CREATE TRIGGER \(trigger) AFTER \(event) ON \(SQLName.quoted(link)) \(skip) BEGIN
+                        INSERT INTO codablesync_outbox (tbl, id, deleted) VALUES (\(literal), \(row)."owner", 0);
                     END;
 
                     """
             }
-            // A link row of a to-many relationship written or removed (a value saved with other
-            // related values, or a related value deleted) changes its owner.
-            for link in model.links {
-                for (event, row) in [("INSERT", "NEW"), ("DELETE", "OLD")] {
-                    let trigger = SQLName.quoted("codablesync_\(link)_\(event.lowercased())")
-                    sql += """
-                        DROP TRIGGER IF EXISTS \(trigger);
-                        CREATE TRIGGER \(trigger) AFTER \(event) ON \(SQLName.quoted(link)) \(skip) BEGIN
-                            INSERT INTO codablesync_outbox (tbl, id, deleted) VALUES (\(literal), \(row)."owner", 0);
-                        END;
-
-                        """
-                }
-            }
-            _ = try db.execute(raw: sql)
         }
-        guard case .text(let device)? = try db.read("SELECT value FROM codablesync_state WHERE key = 'device'").first?["value"] else {
-            throw SQLite.Sync.Error(.corruptState, "codablesync_state has no device id")
-        }
-        return device
+        _ = try db.execute(raw: sql)
     }
 
     /// The oldest pending changes, at most `limit`.

@@ -68,21 +68,46 @@ struct ServerLog: Sendable {
                 END
                 $body$
                 """)
+            // The lock again, before a statement on a synced table takes any row lock: taken only
+            // by the row trigger, after the row's lock, two writers could wait for each other.
+            try await tx.execute("""
+                CREATE OR REPLACE FUNCTION codablesync_lock() RETURNS trigger LANGUAGE plpgsql AS $body$
+                BEGIN
+                    PERFORM pg_advisory_xact_lock(\(Self.lock));
+                    RETURN NULL;
+                END
+                $body$
+                """)
             for model in models {
-                // An update that changes nothing (every save is an upsert) is not logged.
                 let table = SQLName.quoted(model.table)
+                let literal = StoredValue.text(model.table).description
+                let logTrigger = Self.name("codablesync_\(model.table)")
+                // Rows written before the table was synced are logged once, as changed now.
                 try await tx.execute("""
-                    CREATE OR REPLACE TRIGGER \(SQLName.quoted("codablesync_\(model.table)")) AFTER INSERT OR DELETE ON \(table)
+                    INSERT INTO codablesync_changes (tbl, id, deleted)
+                    SELECT \(literal), \(ModelReflection.quotedID)::text, false FROM \(table)
+                    WHERE NOT EXISTS (SELECT 1 FROM pg_trigger WHERE tgname = \(StoredValue.text(logTrigger).description)
+                                      AND tgrelid = \(StoredValue.text(table).description)::regclass)
+                    ON CONFLICT (tbl, id) DO NOTHING
+                    """)
+                // An update that changes nothing (every save is an upsert) is not logged.
+                try await tx.execute("""
+                    CREATE OR REPLACE TRIGGER \(SQLName.quoted(logTrigger)) AFTER INSERT OR DELETE ON \(table)
                     FOR EACH ROW EXECUTE FUNCTION codablesync_log()
                     """)
                 try await tx.execute("""
-                    CREATE OR REPLACE TRIGGER \(SQLName.quoted("codablesync_\(model.table)_update")) AFTER UPDATE ON \(table)
+                    CREATE OR REPLACE TRIGGER \(SQLName.quoted(Self.name("codablesync_\(model.table)_update"))) AFTER UPDATE ON \(table)
                     FOR EACH ROW WHEN (OLD.* IS DISTINCT FROM NEW.*) EXECUTE FUNCTION codablesync_log()
                     """)
-                for link in model.links {
+                for (target, isLink) in [(model.table, false)] + model.links.map({ ($0, true) }) {
                     try await tx.execute("""
-                        CREATE OR REPLACE TRIGGER \(SQLName.quoted("codablesync_\(link)")) AFTER INSERT OR UPDATE OR DELETE
-                        ON \(SQLName.quoted(link)) FOR EACH ROW EXECUTE FUNCTION codablesync_log(\(StoredValue.text(model.table).description))
+                        CREATE OR REPLACE TRIGGER \(SQLName.quoted(Self.name("codablesync_\(target)_lock"))) BEFORE INSERT OR UPDATE OR DELETE
+                        ON \(SQLName.quoted(target)) FOR EACH STATEMENT EXECUTE FUNCTION codablesync_lock()
+                        """)
+                    guard isLink else { continue }
+                    try await tx.execute("""
+                        CREATE OR REPLACE TRIGGER \(SQLName.quoted(Self.name("codablesync_\(target)"))) AFTER INSERT OR UPDATE OR DELETE
+                        ON \(SQLName.quoted(target)) FOR EACH ROW EXECUTE FUNCTION codablesync_log(\(literal))
                         """)
                 }
             }
@@ -104,16 +129,20 @@ struct ServerLog: Sendable {
     }
 
     /// In a push's transaction, before anything is written: takes the lock, marks the writes as
-    /// the device's, and records the push. `false` when the server already has this push (a retry
-    /// after the device lost the answer): then nothing must be written again.
-    func beginPush(_ tx: Postgres.Transaction, device: String, upTo seq: Int64) async throws -> Bool {
+    /// the device's, and records the push up to outbox entry `seq`. Returns the entry the server
+    /// had before (0 for a new device): entries up to it were applied by a push whose answer the
+    /// device lost, and must not be applied again. `nil` when the server has the whole push.
+    func beginPush(_ tx: Postgres.Transaction, device: String, upTo seq: Int64) async throws -> Int64? {
         _ = try await tx.textRows("SELECT pg_advisory_xact_lock(\(Self.lock))::text", [])
         _ = try await tx.textRows("SELECT set_config('codablesync.origin', $1, true)", [device])
-        return try await !tx.textRows("""
+        let previous = try await tx.textRows("SELECT pushed::text FROM codablesync_devices WHERE device = $1", [device])
+            .first?.first?.flatMap { Int64($0) } ?? 0
+        guard previous < seq else { return nil }
+        try await tx.execute("""
             INSERT INTO codablesync_devices (device, pushed) VALUES ($1, $2::bigint)
             ON CONFLICT (device) DO UPDATE SET pushed = EXCLUDED.pushed
-            WHERE codablesync_devices.pushed < EXCLUDED.pushed RETURNING 1::text
-            """, [device, String(seq)]).isEmpty
+            """, device, String(seq))
+        return previous
     }
 
     /// Of `ids` (in the server's text) of `table`, those another device or a server-side writer
@@ -127,6 +156,12 @@ struct ServerLog: Sendable {
             guard row.count == 2, let id = row[0] else { return nil }
             return (id, row[1] == "true")
         }
+    }
+
+    /// A trigger's name within PostgreSQL's 63 bytes (a longer one would be cut, and two triggers
+    /// of one long table name would become one).
+    static func name(_ name: String) -> String {
+        SQLName.fitted(name, toBytes: 63)
     }
 
     /// A PostgreSQL array literal of texts, each quoted.

@@ -27,6 +27,9 @@ struct SyncedModel: Sendable {
     let localValues: @Sendable (SQLite.Database, [String]) async throws -> [String: any Model & Sendable]
     let serverValues: @Sendable (any Postgres.Queryable, [String]) async throws -> [String: any Model & Sendable]
     let saveLocal: @Sendable (SQLite.Database, [any Model & Sendable]) async throws -> Void
+    /// Deletes rows as rows: their link rows go (foreign keys), optional to-ones pointing at them
+    /// become nil, but no delete rule runs: what a rule did on the device that deleted is its own
+    /// change, which travels by itself (a cascade there reaches here as the deletes it caused).
     let deleteLocal: @Sendable (SQLite.Database, [String]) async throws -> Void
     let saveServer: @Sendable (Postgres.Transaction, [any Model & Sendable]) async throws -> Void
     let deleteServer: @Sendable (Postgres.Transaction, [String]) async throws -> Void
@@ -90,9 +93,24 @@ struct SyncedModel: Sendable {
         // Related values inside a graph are only created when missing: each row travels by its
         // own change, and a copy inside another value's graph may be older than the row.
         saveLocal = { db, values in try await db.saveKeepingRelated(typed(values)) }
-        deleteLocal = { db, texts in _ = try await db.delete(with: ids(texts)) }
+        let quotedTable = SQLName.quoted(T.tableName)
+        let serverIDType = T.ID.self == UUID.self ? "uuid" : "text"
+        deleteLocal = { db, texts in
+            let ids = texts.compactMap { parse($0).map(text) }
+            for chunk in ids.chunked(500) {
+                let placeholders = Array(repeating: "?", count: chunk.count).joined(separator: ", ")
+                _ = try await db.write(
+                    "DELETE FROM \(quotedTable) WHERE \(ModelReflection.quotedID) IN (\(placeholders))",
+                    arguments: chunk.map { StoredValue.text($0) })
+            }
+        }
         saveServer = { tx, values in try await tx.saveKeepingRelated(typed(values)) }
-        deleteServer = { tx, texts in _ = try await tx.delete(with: ids(texts)) }
+        deleteServer = { tx, texts in
+            let ids = texts.compactMap { parse($0).map(text) }
+            _ = try await tx.textRows(
+                "DELETE FROM \(quotedTable) WHERE \(ModelReflection.quotedID) = ANY($1::text[]::\(serverIDType)[]) RETURNING 1::text",
+                [ServerLog.arrayLiteral(ids)])
+        }
     }
 }
 

@@ -23,10 +23,17 @@ struct SyncTests {
         var notes: [Note]
     }
 
+    /// A folder whose notes go with it.
+    struct Box: UUIDModel, Sendable, Equatable {
+        let id: UUID
+        var notes: [Note]
+        static var deleteRules: [PartialKeyPath<Box>: DeleteRule] { [\Box.notes: .cascade] }
+    }
+
     struct Counter: Model, Sendable { var id: Int64?; var value: Int }
     struct Numbered: Model, Sendable { var id: Int; var value: Int }
 
-    static let models: [any (Model & Sendable).Type] = [Note.self, Tag.self, Folder.self]
+    static let models: [any (Model & Sendable).Type] = [Note.self, Tag.self, Folder.self, Box.self]
 
     /// A device: its own SQLite file and its sync with `server`.
     struct Device {
@@ -60,6 +67,7 @@ struct SyncTests {
             #expect(local.notes == expected.notes, "device \(index)'s notes", sourceLocation: sourceLocation)
             #expect(local.tags == expected.tags, "device \(index)'s tags", sourceLocation: sourceLocation)
             #expect(local.folders.map(\.id) == expected.folders.map(\.id), "device \(index)'s folders", sourceLocation: sourceLocation)
+            #expect(local.folders.map(\.name) == expected.folders.map(\.name), "device \(index)'s folder names", sourceLocation: sourceLocation)
             #expect(local.folders.map { $0.notes.map(\.id) } == expected.folders.map { $0.notes.map(\.id) },
                     "device \(index)'s folder contents", sourceLocation: sourceLocation)
         }
@@ -197,6 +205,54 @@ struct SyncTests {
         await server.close()
     }
 
+    @Test("a delete travels as the row's delete: delete rules run only where the delete was made, and rows saved before syncing began are synced")
+    func deletesAndExistingRows() async throws {
+        let server = try await TestServer.shared.freshDatabase()
+        // Rows that exist before sync is set up, on a device and on the server, are synced too.
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("sync-\(UUID().uuidString).sqlite").path
+        let early = Note(id: UUID(), text: "saved before syncing", done: false)
+        try await SQLite.Database(path: path).save(early)
+        let onServer = Note(id: UUID(), text: "on the server first", done: true)
+        try await server.save(onServer)
+        let a = try Device(server: server, path: path), b = try Device(server: server)
+        try await a.sync.sync()
+        try await b.sync.sync()
+        try await a.sync.sync()
+        #expect(Set(try await b.db.get(Note.self).map(\.id)) == [early.id, onServer.id])
+        #expect(Set(try await a.db.get(Note.self).map(\.id)) == [early.id, onServer.id])
+
+        // B empties a box whose notes cascade, keeping the note, then deletes the box: the note
+        // stays everywhere (the server's old links must not cascade).
+        let kept = Note(id: UUID(), text: "kept", done: false)
+        var box = Box(id: UUID(), notes: [kept])
+        try await a.db.save(box)
+        try await a.sync.sync()
+        try await b.sync.sync()
+        box.notes = []
+        try await b.db.save(box)
+        _ = try await b.db.delete(box)
+        #expect(try await b.db.get(Note.self, id: kept.id) == kept)
+        try await b.sync.sync()
+        try await a.sync.sync()
+        #expect(try await server.get(Note.self, id: kept.id) == kept)
+        #expect(try await a.db.get(Note.self, id: kept.id) == kept)
+        #expect(try await a.db.get(Box.self, id: box.id) == nil)
+
+        // A delete that cascades where it is made reaches the others as the deletes it caused.
+        let doomed = Note(id: UUID(), text: "goes with its box", done: false)
+        let full = Box(id: UUID(), notes: [doomed])
+        try await a.db.save(full)
+        try await a.sync.sync()
+        try await b.sync.sync()
+        _ = try await b.db.delete(full)
+        try await b.sync.sync()
+        try await a.sync.sync()
+        #expect(try await a.db.get(Note.self, id: doomed.id) == nil)
+        #expect(try await server.get(Note.self, id: doomed.id) == nil)
+        try await Self.expectSame([a, b], as: server)
+        await server.close()
+    }
+
     @Test("changes committed before a crash are pushed by the next run; a push the server already has is not applied again")
     func durableOutboxAndIdempotentPush() async throws {
         let server = try await TestServer.shared.freshDatabase()
@@ -224,7 +280,11 @@ struct SyncTests {
         note.text = "changed by B"
         try await b.db.save(note)
         try await b.sync.sync()
+        // A writes something else too, so its retried push is not the same batch as before.
+        let other = Note(id: UUID(), text: "later, on A", done: false)
+        try await a.db.save(other)
         try await a.sync.sync()
+        #expect(try await server.get(Note.self, id: other.id) == other)
         #expect(try await server.get(Note.self, id: note.id) == note)
         #expect(try await a.db.get(Note.self, id: note.id) == note)
         #expect(try await a.outboxCount() == 0)
@@ -292,6 +352,7 @@ struct SyncTests {
                         _ = try await device.db.delete(folder)
                     } else {
                         folder.notes = Array(try await device.db.get(Note.self).shuffled(using: &random).prefix(2))
+                        folder.name = "renamed \(step)"
                         try await device.db.save(folder)
                     }
                 }
