@@ -102,7 +102,7 @@ struct PostgresDatabaseTests {
         }
     }
 
-    @Test("a dropped connection fails its statement and the pool recovers")
+    @Test("a dropped connection fails its statement and the pool recovers", PostgresReliabilityTests.abandonedStatements)
     func droppedConnection() async throws {
         let url = try await TestServer.shared.freshDatabaseURL()
         // A statement on a connection the server has just ended can get no answer at all: the
