@@ -161,12 +161,12 @@ final class Collected<Value: Sendable>: @unchecked Sendable {  // state is guard
     var values: [Value] { lock.withLock { stored } }
 
     /// Waits until the sequence ended; throws after `seconds`.
-    func waitForEnd(seconds: Double = 10, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+    func waitForEnd(seconds: Double = 30, sourceLocation: SourceLocation = #_sourceLocation) async throws {
         try await poll(seconds: seconds, sourceLocation: sourceLocation) { lock.withLock { isEnded } }
     }
 
     /// Waits until `condition` holds for what arrived so far; throws after `seconds`.
-    func wait(seconds: Double = 10, sourceLocation: SourceLocation = #_sourceLocation, until condition: ([Value]) -> Bool) async throws {
+    func wait(seconds: Double = 30, sourceLocation: SourceLocation = #_sourceLocation, until condition: ([Value]) -> Bool) async throws {
         try await poll(seconds: seconds, sourceLocation: sourceLocation) { condition(values) }
     }
 
