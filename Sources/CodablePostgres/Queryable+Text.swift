@@ -9,11 +9,7 @@ extension Postgres.Queryable {
     /// `text`. Arguments bind as text to `$1`, `$2`…, as in ``execute(_:_:)``. On a
     /// ``Postgres/Database`` the statement runs alone (autocommit): use it for reads.
     package func textRows(_ sql: String, _ arguments: [String?]) async throws -> [[String?]] {
-        var binds = PostgresBindings()
-        for argument in arguments {
-            if let argument { binds.append(argument) } else { binds.appendNull() }
-        }
-        let rows = try await handle.session.rows(sql, binds)
+        let rows = try await handle.session.rows(sql, Postgres.Session.textBindings(arguments))
         do {
             return try rows.map { row in try row.map { cell in try cell.decode(String?.self) } }
         } catch {

@@ -218,11 +218,16 @@ extension Postgres {
 
         /// Runs `sql` with text arguments, ignoring any rows it returns.
         func execute(_ sql: String, _ arguments: [String?]) async throws {
+            _ = try await rows(sql, Self.textBindings(arguments))
+        }
+
+        /// Text arguments for `$1`, `$2`…; `nil` binds `NULL`.
+        static func textBindings(_ arguments: [String?]) -> PostgresBindings {
             var binds = PostgresBindings()
             for argument in arguments {
                 if let argument { binds.append(argument) } else { binds.appendNull() }
             }
-            _ = try await rows(sql, binds)
+            return binds
         }
 
         /// Decodes rows whose first column is a model's JSON form.

@@ -21,12 +21,12 @@ extension SQLite.Sync {
             guard let model = model(of: entry.table), let id = model.canonicalID(entry.id) else { continue }
             latest[model.table, default: [:]][id] = (entry.deleted, entry.seq)
         }
-        var writes: [(model: SyncedModel, values: [(seq: Int64, value: any Model & Sendable)], deletes: [(seq: Int64, id: String)])] = []
+        var writes: [(model: SyncedModel, values: [(seq: Int64, id: String, value: any Model & Sendable)], deletes: [(seq: Int64, id: String)])] = []
         for model in models {
             guard let rows = latest[model.table] else { continue }
             let saved = try await model.localValues(outbox.db, rows.filter { !$0.value.deleted }.map(\.key))
             // A row deleted after its last entry was read is a delete too.
-            let values = saved.compactMap { id, value in rows[id].map { ($0.seq, value) } }
+            let values = saved.compactMap { id, value in rows[id].map { ($0.seq, id, value) } }
             let deletes = rows.filter { saved[$0.key] == nil }.map { ($0.value.seq, $0.key) }
             writes.append((model, values, deletes))
         }
@@ -41,9 +41,9 @@ extension SQLite.Sync {
             // Every save first, then every delete: a value moved away from a deleted one is saved
             // before the delete, whatever the models' order.
             for (model, values, deletes) in writes {
-                let values = values.filter { $0.seq > previous }.map(\.value)
+                let values = values.filter { $0.seq > previous }
                 let deletes = deletes.filter { $0.seq > previous }.map(\.id)
-                let ids = values.map { model.serverText(model.canonicalID("\($0.id)") ?? "\($0.id)") } + deletes.map(model.serverText)
+                let ids = (values.map(\.id) + deletes).map(model.serverText)
                 let lost = try await log.overwritten(tx, table: model.table, ids: ids, after: pulled, device: device)
                 if !lost.isEmpty {
                     let losing = try await model.serverValues(tx, lost.filter { !$0.deleted }.compactMap { model.canonicalID($0.id) })
@@ -52,7 +52,7 @@ extension SQLite.Sync {
                         conflicts.append(Conflict(model: model.name, id: canonical, losingValue: deleted ? nil : losing[canonical]))
                     }
                 }
-                if !values.isEmpty { try await model.saveServer(tx, values) }
+                if !values.isEmpty { try await model.saveServer(tx, values.map(\.value)) }
             }
             for (model, _, deletes) in writes {
                 let deletes = deletes.filter { $0.seq > previous }.map(\.id)
