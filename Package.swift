@@ -60,7 +60,9 @@ let package = Package(
         // The main job's example program; `--postgres` needs the trait (swift run --traits Postgres todo …).
         .executableTarget(
             name: "todo",
-            dependencies: ["CodableSQLite", .target(name: "CodablePostgres", condition: postgres)]
+            dependencies: [
+                "CodableSQLite", .target(name: "CodablePostgres", condition: postgres), .target(name: "CodableSync", condition: postgres),
+            ]
         ),
         // The soak test, outside `swift test`: swift run -c release soak [seconds].
         .executableTarget(name: "soak", dependencies: ["CodableSQLite", "CHeapUsage"]),

@@ -18,6 +18,7 @@ let package = Package(
             name: "bench-postgres",
             dependencies: [
                 .product(name: "CodablePostgres", package: "CodableSQLite"),
+                .product(name: "CodableSync", package: "CodableSQLite"),
                 .product(name: "FluentKit", package: "fluent-kit"),
                 .product(name: "FluentPostgresDriver", package: "fluent-postgres-driver"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),  // NIO's event loop group for Fluent

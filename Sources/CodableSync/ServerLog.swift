@@ -4,11 +4,11 @@ import Foundation
 
 /// The server's side, plain SQL on PostgreSQL that an app's own API can sit in front of: a
 /// change log with a version per changed row, filled by triggers on the synced tables (whoever
-/// writes them), and the last push applied per device.
+/// writes them), and the last push applied per device (its last outbox entry and its token).
 ///
 /// ```
 /// codablesync_changes(version bigserial PRIMARY KEY, tbl, id, deleted, origin)
-/// codablesync_devices(device PRIMARY KEY, pushed)
+/// codablesync_devices(device PRIMARY KEY, pushed, token UNIQUE)
 /// ```
 ///
 /// The log keeps one entry per row, its latest change (a delete is a tombstone): a device that
@@ -41,7 +41,11 @@ struct ServerLog: Sendable {
                     deleted boolean NOT NULL, origin text)
                 """)
             try await tx.execute("CREATE UNIQUE INDEX IF NOT EXISTS codablesync_changes_row ON codablesync_changes (tbl, id)")
-            try await tx.execute("CREATE TABLE IF NOT EXISTS codablesync_devices (device text PRIMARY KEY, pushed bigint NOT NULL)")
+            try await tx.execute("CREATE TABLE IF NOT EXISTS codablesync_devices (device text PRIMARY KEY, pushed bigint NOT NULL, token text)")
+            // Servers set up before pushes had tokens. (Not `ADD COLUMN IF NOT EXISTS … UNIQUE`,
+            // which adds another index each time on some PostgreSQL versions.)
+            try await tx.execute("ALTER TABLE codablesync_devices ADD COLUMN IF NOT EXISTS token text")
+            try await tx.execute("CREATE UNIQUE INDEX IF NOT EXISTS codablesync_devices_token ON codablesync_devices (token)")
             try await tx.execute("""
                 CREATE OR REPLACE FUNCTION codablesync_log() RETURNS trigger LANGUAGE plpgsql AS $body$
                 DECLARE
@@ -114,11 +118,13 @@ struct ServerLog: Sendable {
         }
     }
 
-    /// The changes after `version`, oldest first, at most `limit`.
+    /// The changes after `version`, oldest first, at most `limit`. (Ordered by the column, not by
+    /// the selected text: `ORDER BY version` would name the output column, and sort "10" before
+    /// "9".)
     func changes(after version: Int64, limit: Int) async throws -> [Change] {
         try await db.textRows("""
-            SELECT version::text, tbl, id, deleted::text FROM codablesync_changes
-            WHERE version > $1::bigint ORDER BY version LIMIT $2::int
+            SELECT c.version::text, c.tbl, c.id, c.deleted::text FROM codablesync_changes c
+            WHERE c.version > $1::bigint ORDER BY c.version LIMIT $2::int
             """, [String(version), String(limit)]).map { row in
             guard row.count == 4, let version = row[0].flatMap({ Int64($0) }), let table = row[1], let id = row[2],
                   let deleted = row[3] else {
@@ -128,34 +134,82 @@ struct ServerLog: Sendable {
         }
     }
 
-    /// In a push's transaction, before anything is written: takes the lock, marks the writes as
-    /// the device's, and records the push up to outbox entry `seq`. Returns the entry the server
-    /// had before (0 for a new device): entries up to it were applied by a push whose answer the
-    /// device lost, and must not be applied again. `nil` when the server has the whole push.
-    func beginPush(_ tx: Postgres.Transaction, device: String, upTo seq: Int64) async throws -> Int64? {
-        _ = try await tx.textRows("SELECT pg_advisory_xact_lock(\(Self.lock))::text", [])
-        _ = try await tx.textRows("SELECT set_config('codablesync.origin', $1, true)", [device])
-        let previous = try await tx.textRows("SELECT pushed::text FROM codablesync_devices WHERE device = $1", [device])
-            .first?.first?.flatMap { Int64($0) } ?? 0
-        guard previous < seq else { return nil }
-        try await tx.execute("""
-            INSERT INTO codablesync_devices (device, pushed) VALUES ($1, $2::bigint)
-            ON CONFLICT (device) DO UPDATE SET pushed = EXCLUDED.pushed
-            """, device, String(seq))
-        return previous
+    /// Where a push starts, decided in its transaction: see ``beginPush(_:_:upTo:)``.
+    struct PushStart {
+        /// Entries up to this one were applied by an earlier send of the same push.
+        let previous: Int64
+        /// The id the push's changes are the device's under (a copy's new id).
+        let device: String
+        /// Whether ``device`` is new: the pushing file is a copy of another device's.
+        let isNewDevice: Bool
     }
 
-    /// Of `ids` (in the server's text) of `table`, those another device or a server-side writer
-    /// changed after `version`, with whether the change was a delete: the push overwrites them.
-    func overwritten(_ tx: Postgres.Transaction, table: String, ids: [String], after version: Int64, device: String) async throws -> [(id: String, deleted: Bool)] {
-        guard !ids.isEmpty else { return [] }
+    /// In a push's transaction, before anything is written: takes the lock, records the push
+    /// (up to outbox entry `seq`) under its token, and marks the writes as the device's.
+    ///
+    /// - The token is known: the same push sent again (its answer was lost); entries up to the
+    ///   one recorded then must not be applied again (others may have written since).
+    /// - The device's last recorded push is the one it says was answered (or it has none): a new
+    ///   push.
+    /// - Otherwise the server knows a push of this device id that the device does not: the file
+    ///   is a copy (or a restored backup) of another device's. Its changes are all applied, as a
+    ///   new device's, which the answer names.
+    func beginPush(_ tx: Postgres.Transaction, _ push: SyncPush, upTo seq: Int64) async throws -> PushStart {
+        _ = try await tx.textRows("SELECT pg_advisory_xact_lock(\(Self.lock))::text", [])
+        var start: PushStart
+        if let sent = try await tx.textRows(
+            "SELECT device, pushed::text FROM codablesync_devices WHERE token = $1", [push.token]).first,
+           sent.count == 2, let device = sent[0], let pushed = sent[1].flatMap({ Int64($0) }) {
+            start = PushStart(previous: pushed, device: device, isNewDevice: device != push.device)
+        } else {
+            let known = try await tx.textRows(
+                "SELECT pushed::text, token FROM codablesync_devices WHERE device = $1", [push.device]).first
+            let pushed = known.flatMap { $0.first ?? nil }.flatMap { Int64($0) }
+            let token = known.flatMap { $0.count > 1 ? $0[1] : nil }
+            switch (pushed, token) {
+            case (nil, _):
+                start = PushStart(previous: 0, device: push.device, isNewDevice: false)
+            case (let pushed?, nil):
+                // Recorded before pushes had tokens: entries up to `pushed` are applied.
+                start = PushStart(previous: pushed, device: push.device, isNewDevice: false)
+            case (_, let token?) where token == push.acknowledged:
+                start = PushStart(previous: 0, device: push.device, isNewDevice: false)
+            default:
+                start = PushStart(previous: 0, device: UUID().uuidString, isNewDevice: true)
+            }
+        }
+        _ = try await tx.textRows("SELECT set_config('codablesync.origin', $1, true)", [start.device])
+        try await tx.execute("""
+            INSERT INTO codablesync_devices (device, pushed, token) VALUES ($1, $2::bigint, $3)
+            ON CONFLICT (device) DO UPDATE SET pushed = greatest(codablesync_devices.pushed, EXCLUDED.pushed), token = EXCLUDED.token
+            """, start.device, String(seq), push.token)
+        return start
+    }
+
+    /// Of the rows of `table` (ids in the server's text, each with the version its change was
+    /// made over), those another device or a server-side writer changed after that version,
+    /// with whether the change was a delete: the push overwrites them.
+    func overwritten(_ tx: Postgres.Transaction, table: String, rows: [(id: String, base: Int64)], device: String) async throws -> [(id: String, deleted: Bool)] {
+        guard !rows.isEmpty else { return [] }
         return try await tx.textRows("""
-            SELECT id, deleted::text FROM codablesync_changes
-            WHERE tbl = $1 AND id = ANY($2::text[]) AND version > $3::bigint AND origin IS DISTINCT FROM $4
-            """, [table, Self.arrayLiteral(ids), String(version), device]).compactMap { row in
+            SELECT c.id, c.deleted::text FROM codablesync_changes c
+            JOIN unnest($2::text[], $3::bigint[]) AS p(id, base) ON c.id = p.id
+            WHERE c.tbl = $1 AND c.version > p.base AND c.origin IS DISTINCT FROM $4
+            """, [table, Self.arrayLiteral(rows.map(\.id)), "{" + rows.map { String($0.base) }.joined(separator: ",") + "}", device]
+        ).compactMap { row in
             guard row.count == 2, let id = row[0] else { return nil }
             return (id, row[1] == "true")
         }
+    }
+
+    /// Logs rows of `table` (ids in the server's text) as changed now, by no device: rows a
+    /// device's delete could not remove, which every device (that one too) pulls back.
+    func relog(_ tx: Postgres.Transaction, table: String, ids: [String]) async throws {
+        guard !ids.isEmpty else { return }
+        try await tx.execute("DELETE FROM codablesync_changes WHERE tbl = $1 AND id = ANY($2::text[])", table, Self.arrayLiteral(ids))
+        try await tx.execute("""
+            INSERT INTO codablesync_changes (tbl, id, deleted, origin) SELECT $1, unnest($2::text[]), false, NULL
+            """, table, Self.arrayLiteral(ids))
     }
 
     /// A trigger's name within PostgreSQL's 63 bytes (a longer one would be cut, and two triggers

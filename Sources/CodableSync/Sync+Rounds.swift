@@ -10,97 +10,135 @@ extension SQLite.Sync {
     }
 
     /// Pushes the oldest pending local changes (one batch); `false` when there were none.
+    ///
+    /// A push whose answer was lost is sent again as it was (its token, the entries up to its
+    /// last one), so that the server recognises it; then new pushes go on.
     func pushBatch() async throws -> Bool {
-        let entries = try await outbox.pending(limit: batchSize)
+        let state = try await outbox.state()
+        var resend = state.token.flatMap { token in state.tokenUpTo.map { (token: token, upTo: $0) } }
+        var entries = try await outbox.pending(limit: batchSize, upTo: resend?.upTo)
+        if resend != nil, entries.isEmpty {
+            try await outbox.forgetToken()
+            resend = nil
+            entries = try await outbox.pending(limit: batchSize)
+        }
         guard let last = entries.last else { return false }
         publish(.pushing(entries.count))
         // The latest entry of each row decides (its current value, or its delete); the row's last
-        // entry number says whether a push the server already has included it.
-        var latest: [String: [String: (deleted: Bool, seq: Int64)]] = [:]
+        // entry number says whether an earlier send of this push included it.
+        var latest: [String: [String: Int64]] = [:]
+        // The fields each row's entries changed; `nil` once one entry may have changed any.
+        var fields: [String: Set<String>?] = [:]
         for entry in entries {
             guard let model = model(of: entry.table), let id = model.canonicalID(entry.id) else { continue }
-            latest[model.table, default: [:]][id] = (entry.deleted, entry.seq)
-        }
-        var writes: [(model: SyncedModel, values: [(seq: Int64, id: String, value: any Model & Sendable)], deletes: [(seq: Int64, id: String)])] = []
-        for model in models {
-            guard let rows = latest[model.table] else { continue }
-            let saved = try await model.localValues(outbox.db, rows.filter { !$0.value.deleted }.map(\.key))
-            // A row deleted after its last entry was read is a delete too.
-            let values = saved.compactMap { id, value in rows[id].map { ($0.seq, id, value) } }
-            let deletes = rows.filter { saved[$0.key] == nil }.map { ($0.value.seq, $0.key) }
-            writes.append((model, values, deletes))
+            latest[model.table, default: [:]][id] = entry.seq
+            let key = model.table + "\u{0}" + id
+            if let known = fields[key] {
+                fields[key] = known.flatMap { known in entry.fields.map { known.union($0) } }
+            } else {
+                fields[key] = entry.fields
+            }
         }
         let pulled = try await outbox.pulledVersion()
-        let device = deviceID
-        let log = log
-        let conflicts = try await log.db.inTransaction { tx -> [Conflict] in
-            // Entries up to `previous` reached the server before (the device lost the answer):
-            // sending them again could overwrite what others wrote since.
-            guard let previous = try await log.beginPush(tx, device: device, upTo: last.seq) else { return [] }
-            var conflicts: [Conflict] = []
-            // Every save first, then every delete: a value moved away from a deleted one is saved
-            // before the delete, whatever the models' order.
-            for (model, values, deletes) in writes {
-                let values = values.filter { $0.seq > previous }
-                let deletes = deletes.filter { $0.seq > previous }.map(\.id)
-                let ids = (values.map(\.id) + deletes).map(model.serverText)
-                let lost = try await log.overwritten(tx, table: model.table, ids: ids, after: pulled, device: device)
-                if !lost.isEmpty {
-                    let losing = try await model.serverValues(tx, lost.filter { !$0.deleted }.compactMap { model.canonicalID($0.id) })
-                    for (id, deleted) in lost {
-                        let canonical = model.canonicalID(id) ?? id
-                        conflicts.append(Conflict(model: model.name, id: canonical, losingValue: deleted ? nil : losing[canonical]))
-                    }
-                }
-                if !values.isEmpty { try await model.saveServer(tx, values.map(\.value)) }
+        var changes: [SyncChange] = []
+        var rows: [(table: String, id: String)] = []
+        for model in models {
+            guard let seqs = latest[model.table] else { continue }
+            // A row deleted after its last entry was read is a delete too.
+            let values = try await model.localValues(outbox.db, Array(seqs.keys))
+            let skipped = try await outbox.skipped(in: model.table)
+            for (id, seq) in seqs.sorted(by: { $0.value < $1.value }) {
+                // A server change a pull left alone for this row is overwritten by this push.
+                let base = skipped[id].map { min(pulled, $0 - 1) } ?? pulled
+                let changed = (fields[model.table + "\u{0}" + id] ?? nil).map { $0.sorted() }
+                changes.append(SyncChange(table: model.table, id: id, value: try values[id].map(model.encode), seq: seq, version: base, fields: changed))
+                rows.append((model.table, id))
             }
-            for (model, _, deletes) in writes {
-                let deletes = deletes.filter { $0.seq > previous }.map(\.id)
-                if !deletes.isEmpty { try await model.deleteServer(tx, deletes) }
-            }
-            return conflicts
         }
-        for conflict in conflicts { publish(.conflict(conflict)) }
-        try await outbox.remove(upTo: last.seq)
-        return entries.count == batchSize
+        guard !changes.isEmpty else {
+            // Entries of tables this sync does not know (any more): nothing to send.
+            try await outbox.discard(upTo: last.seq)
+            if resend != nil { try await outbox.forgetToken() }
+            return true
+        }
+        let token: String
+        if let resend { token = resend.token } else { token = try await outbox.recordToken(upTo: last.seq) }
+        let result = try await transport.push(SyncPush(device: state.device, token: token, acknowledged: state.acknowledged, changes: changes))
+        try await outbox.pushed(upTo: last.seq, rows: rows, token: token, newDevice: result.device)
+        for conflict in result.conflicts {
+            guard let model = model(of: conflict.table) else { continue }
+            let value = conflict.lostHere ? nil : try conflict.value.map { try model.decode($0, conflict.id) }
+            publish(.conflict(Conflict(model: model.name, id: conflict.id, losingValue: value, lostHere: conflict.lostHere, wasMerged: conflict.merged)))
+        }
+        // After a push sent again, the entries made since come next.
+        return resend != nil || entries.count == batchSize
     }
 
     /// Pulls and applies the next server changes (one batch); `false` when there were none.
     func pullBatch() async throws -> Bool {
         let after = try await outbox.pulledVersion()
-        let changes = try await log.changes(after: after, limit: batchSize)
-        guard let last = changes.last else { return false }
-        publish(.pulling(changes.count))
-        var rows: [String: Set<String>] = [:]
-        for change in changes {
+        let device = try await outbox.state().device
+        let result = try await transport.pull(SyncPull(device: device, after: after, limit: batchSize))
+        guard result.version > after else { return false }
+        if !result.changes.isEmpty { publish(.pulling(result.changes.count)) }
+        // The latest change of each row (its value now, or its delete), with its version.
+        var latest: [String: [String: (version: Int64, value: (any Model & Sendable)?)]] = [:]
+        for change in result.changes {
             guard let model = model(of: change.table), let id = model.canonicalID(change.id) else { continue }
-            rows[model.table, default: []].insert(id)
+            let value = try change.value.map { try model.decode($0, id) }
+            latest[model.table, default: [:]][id] = (change.version ?? result.version, value)
         }
-        // The rows as they are now (newer than the log entries read, perhaps: later entries bring
-        // the same values again); a row the server no longer has was deleted.
-        var fetched: [(model: SyncedModel, values: [String: any Model & Sendable], deletes: [String])] = []
-        for model in models {
-            guard let ids = rows[model.table] else { continue }
-            let current = try await model.serverValues(log.db, Array(ids))
-            fetched.append((model, current, ids.filter { current[$0] == nil }))
-        }
-        let db = outbox.db, outbox = outbox, updates = fetched
-        try await outbox.applying(upTo: last.version) {
+        let db = outbox.db, outbox = outbox, models = models, updates = latest
+        try await outbox.applying(upTo: result.version) {
             var deletions: [(SyncedModel, [String])] = []
-            for (model, values, deletes) in updates {
+            for model in models {
+                guard let rows = updates[model.table] else { continue }
                 // Rows changed here and not pushed yet stay as they are: their push reaches the
-                // server after these changes, so it wins. Read in the transaction, so that no
-                // local commit can come between the check and the write.
+                // server after these changes, so it wins (and reports them as overwritten). Read
+                // in the transaction, so that no local commit can come between the check and the
+                // write.
                 let pending = Set(try await outbox.pendingIDs(in: model.table).compactMap(model.canonicalID))
-                let deletes = deletes.filter { !pending.contains($0) }
-                let values = values.filter { !pending.contains($0.key) }.map(\.value)
-                if !values.isEmpty { try await model.saveLocal(db, values) }
-                deletions.append((model, deletes))
+                let left = rows.filter { pending.contains($0.key) }
+                if !left.isEmpty { try await outbox.skip(table: model.table, ids: left.mapValues(\.version)) }
+                let saves = rows.filter { !pending.contains($0.key) && $0.value.value != nil }
+                if !saves.isEmpty {
+                    try await model.saveLocal(db, saves.compactMap(\.value.value))
+                    try await outbox.undefer(table: model.table, ids: Array(saves.keys))
+                }
+                deletions.append((model, rows.filter { !pending.contains($0.key) && $0.value.value == nil }.map(\.key)))
             }
-            // Deletes after every save (see pushBatch).
-            for (model, deletes) in deletions where !deletes.isEmpty { try await model.deleteLocal(db, deletes) }
+            // Deletes after every save (see Postgres.SyncServer.push), in passes. A row that local
+            // rows still refer to waits: a later batch may change those rows.
+            let kept = try await SyncedModel.deleteInPasses(deletions) { model, ids in try await model.deleteLocal(db, ids) }
+            for (model, ids) in kept {
+                try await outbox.deferDeletes(table: model.table, ids: Dictionary(uniqueKeysWithValues: ids.compactMap { id in
+                    updates[model.table]?[id].map { (id, $0.version) }
+                }))
+            }
         }
-        return changes.count == batchSize
+        return result.more
     }
+
+    /// Once every batch is applied: pulled deletes that local rows did not let go of are tried
+    /// again. A row still needed is needed by a local change not pushed yet: it stays, and is
+    /// pushed back (its delete lost, which that push reports).
+    func retryDeferredDeletes() async throws {
+        let deferred = try await outbox.deferred()
+        guard !deferred.isEmpty else { return }
+        let db = outbox.db, outbox = outbox, models = models
+        try await outbox.applying(upTo: nil) {
+            let kept = try await SyncedModel.deleteInPasses(models.compactMap { model in deferred[model.table].map { (model, Array($0.keys)) } }) { model, ids in
+                try await model.deleteLocal(db, ids)
+            }
+            for (model, ids) in kept {
+                try await outbox.keep(table: model.table, ids: ids)
+                try await outbox.skip(table: model.table, ids: Dictionary(uniqueKeysWithValues: ids.compactMap { id in
+                    deferred[model.table]?[id].map { (id, $0) }
+                }))
+            }
+            try await outbox.clearDeferred()
+        }
+    }
+
 }
 #endif

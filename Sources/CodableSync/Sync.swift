@@ -50,7 +50,12 @@ extension SQLite {
             case conflict(Conflict)
         }
 
-        /// A row two devices changed: the pushing device's value won, this one lost.
+        /// A row two writers changed, and the value that lost.
+        ///
+        /// Usually this device's push overwrote another device's (or a server-side writer's)
+        /// change, and ``losingValue`` is what that writer had written. When ``lostHere`` is
+        /// `true`, this device's delete lost instead: other rows still refer to the row, so the
+        /// server (or this device, for a pulled delete) kept it, and ``losingValue`` is `nil`.
         public struct Conflict: Sendable, CustomStringConvertible {
             /// The model type's name.
             public let model: String
@@ -58,10 +63,17 @@ extension SQLite {
             public let id: String
             /// The value that lost, or `nil` when the losing change was a delete.
             public let losingValue: (any Model & Sendable)?
+            /// Whether the change that lost is this device's (a delete the server refused).
+            public let lostHere: Bool
+            /// Whether the server merged the two changes (a ``SyncMergeable`` model): the row is
+            /// now their merge, and ``losingValue`` is the other writer's value before it.
+            public let wasMerged: Bool
 
             /// `Note 6F1C…: the server's value lost to this device's`
             public var description: String {
-                "\(model) \(id): " + (losingValue == nil ? "a delete lost to this device's change" : "the server's value lost to this device's")
+                if lostHere { return "\(model) \(id): this device's delete lost (other rows still refer to it)" }
+                if wasMerged { return "\(model) \(id): merged with another writer's change" }
+                return "\(model) \(id): " + (losingValue == nil ? "a delete lost to this device's change" : "the server's value lost to this device's")
             }
         }
 
@@ -79,6 +91,12 @@ extension SQLite {
                 public static let invalidArgument = Code("invalidArgument")
                 /// `run()` or `sync()` called while another is running.
                 public static let alreadyRunning = Code("alreadyRunning")
+                /// The lock file next to the database (`<path>.sync-lock`) cannot be opened or
+                /// locked: permissions, a read-only volume.
+                public static let lockFailed = Code("lockFailed")
+                /// A ``SyncMergeable`` model's merge failed (the default one needs a keyed
+                /// `Codable` form); the push is not applied.
+                public static let mergeFailed = Code("mergeFailed")
                 public var description: String { name }
                 /// Whether `error` is a ``SQLite/Sync/Error`` with this code.
                 public static func ~= (code: Code, error: any Swift.Error) -> Bool { (error as? SQLite.Sync.Error)?.code == code }
@@ -95,43 +113,62 @@ extension SQLite {
 
         let models: [SyncedModel]
         let outbox: LocalOutbox
-        let log: ServerLog
-        /// This device's id (made once per database file).
-        public let deviceID: String
+        /// The server, directly or behind the app's own API.
+        public let transport: any SyncTransport
         /// How many rows one push or pull round carries at most.
         public let batchSize: Int
         /// How long ``run()`` waits between rounds when nothing wakes it.
         public let pollInterval: Duration
-        let serverInstalled = Locked(false)
+        let localInstalled = Locked(false)
         let isRunning = Locked(false)
         let subscribers = Locked<[UUID: AsyncStream<State>.Continuation]>([:])
 
-        /// Prepares `local` for sync (the outbox, the triggers on each model's table); the server is
-        /// prepared on the first round.
+        /// Syncs `local` with a PostgreSQL server it connects to directly (through
+        /// ``Postgres/SyncServer``).
         ///
-        /// - Throws: ``Error/Code/unsyncableModel`` for a model whose ids the database assigns or
-        ///   that are neither `UUID` nor `String`, naming it; `SQLite.Error` from `local`.
-        public init(
+        /// Nothing is read or written yet: the first round prepares `local` (the outbox, the
+        /// triggers on each model's table) and the server.
+        ///
+        /// - Throws: ``Error/Code/unsyncableModel`` for a model whose ids the database assigns,
+        ///   that are neither `UUID` nor `String`, or whose relationships lead to a model that is
+        ///   not synced, naming it; ``Error/Code/invalidArgument`` for a `batchSize` below 1.
+        public convenience init(
             local: SQLite.Database, server: Postgres.Database, models: [any (Model & Sendable).Type],
             batchSize: Int = 500, pollInterval: Duration = .seconds(2)
         ) throws {
+            let synced = try SyncedModel.all(models)
+            try self.init(local: local, synced: synced, transport: Postgres.SyncServer(database: server, synced: synced),
+                          batchSize: batchSize, pollInterval: pollInterval)
+        }
+
+        /// Syncs `local` through `transport`: the app's own API in front of a
+        /// ``Postgres/SyncServer`` (see ``SyncTransport``).
+        ///
+        /// - Throws: as ``init(local:server:models:batchSize:pollInterval:)``.
+        public convenience init(
+            local: SQLite.Database, transport: some SyncTransport, models: [any (Model & Sendable).Type],
+            batchSize: Int = 500, pollInterval: Duration = .seconds(2)
+        ) throws {
+            try self.init(local: local, synced: SyncedModel.all(models), transport: transport, batchSize: batchSize, pollInterval: pollInterval)
+        }
+
+        init(local: SQLite.Database, synced: [SyncedModel], transport: any SyncTransport, batchSize: Int, pollInterval: Duration) throws {
             guard batchSize > 0 else { throw Error(.invalidArgument, "batchSize must be at least 1, not \(batchSize)") }
-            let synced = try models.map { try SyncedModel($0) }
-            let types = Set(synced.map(\.type))
-            for model in synced {
-                if let missing = model.targets.first(where: { !types.contains($0.type) }) {
-                    throw Error(.unsyncableModel, """
-                        \(model.name) cannot be synced without \(missing.name), which its relationships lead to: \
-                        add \(missing.name) to the synced models.
-                        """)
-                }
-            }
-            self.models = synced
+            models = synced
+            outbox = LocalOutbox(db: local)
+            self.transport = transport
             self.batchSize = batchSize
             self.pollInterval = pollInterval
-            outbox = LocalOutbox(db: local)
-            log = ServerLog(db: server)
-            deviceID = try outbox.install(self.models)
+        }
+
+        /// This device's id: made once per database file, and made again when the server finds
+        /// the file is a copy of another device's (a file copied to a second device, or restored
+        /// from a backup).
+        public var deviceID: String {
+            get async throws {
+                try await prepareLocal()
+                return try await outbox.state().device
+            }
         }
 
         /// The states of this sync from now on, for as long as the loop iterates.
@@ -150,80 +187,123 @@ extension SQLite {
         /// One round: pushes every pending local change, then pulls every server change, in
         /// batches. Throws what failed; nothing is lost (the next round starts where this one
         /// stopped).
+        ///
+        /// - Throws: ``Error/Code/alreadyRunning`` while another ``run()`` or ``sync()`` of this
+        ///   database file works (in this process or another); what the server or `local` threw.
         public func sync() async throws {
-            try claim()
-            defer { isRunning.withLock { $0 = false } }
+            let claim = try claim()
+            defer { claim.release() }
             try await round()
         }
 
         /// Syncs until the task is cancelled: a round now, then one after each local commit to a
-        /// synced model, and at least every ``pollInterval``. A failed round (the server is
-        /// down) is reported as ``State/offline(_:)`` and tried again, waiting longer each time
-        /// (up to 30 s).
+        /// synced model, after each server commit to one (when the transport signals them, as
+        /// ``Postgres/SyncServer`` does with `LISTEN`/`NOTIFY`), and at least every
+        /// ``pollInterval``. A failed round (the server is down) is reported as
+        /// ``State/offline(_:)`` and tried again, waiting longer each time (up to 30 s).
+        ///
+        /// - Throws: `CancellationError` when cancelled; ``Error/Code/alreadyRunning``.
         public func run() async throws {
-            try claim()
-            defer { isRunning.withLock { $0 = false } }
-            let woken = Locked(false)
+            let claim = try claim()
+            defer { claim.release() }
+            let (wakeups, wake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+            // Following local commits before the first round, so that none is missed. Registering
+            // waits for the writer, which a transaction may hold: on a thread of its own, never
+            // on one of the cooperative pool's (which that transaction needs to finish).
+            let outbox = outbox
+            let localChanges = await withCheckedContinuation { continuation in
+                DispatchQueue.global().async { continuation.resume(returning: self.models.map { outbox.db.changes(in: $0.table) }) }
+            }
+            wake.yield(())
             await withTaskGroup(of: Void.self) { group in
-                for model in models {
-                    group.addTask { [outbox] in
-                        // Wakes the loop after each local commit to the table (its own pulls too,
-                        // which cost one round that finds nothing). Registering waits for the
-                        // writer, which a transaction may hold: on a thread of its own, never on
-                        // one of the cooperative pool's (which that transaction needs to finish).
-                        let changes = await withCheckedContinuation { continuation in
-                            DispatchQueue.global().async { continuation.resume(returning: outbox.db.changes(in: model.table)) }
-                        }
+                for changes in localChanges {
+                    // After each local commit to the table (its own pulls too, which cost a round
+                    // that finds nothing).
+                    group.addTask {
                         do {
-                            for try await _ in changes { woken.withLock { $0 = true } }
+                            for try await _ in changes { wake.yield(()) }
                         } catch {}
                     }
                 }
+                group.addTask { [transport] in
+                    // After each server commit; a lost (or not yet reached) signal source is
+                    // asked again, and a round follows each time it is back (a commit may have
+                    // come meanwhile).
+                    var delay = Duration.seconds(1)
+                    while !Task.isCancelled {
+                        do {
+                            guard let signals = try await transport.serverChanges() else { return }
+                            wake.yield(())
+                            delay = .seconds(1)
+                            for try await _ in signals { wake.yield(()) }
+                        } catch {}
+                        try? await Task.sleep(for: delay)
+                        delay = min(delay * 2, .seconds(30))
+                    }
+                }
+                group.addTask { [pollInterval] in
+                    while !Task.isCancelled {
+                        try? await Task.sleep(for: pollInterval)
+                        wake.yield(())
+                    }
+                }
                 var failures = 0
-                while !Task.isCancelled {
+                for await _ in wakeups {
                     do {
                         try await self.round()
                         failures = 0
-                    } catch where !(error is CancellationError) {
+                    } catch where !Task.isCancelled {
                         failures += 1
                         self.publish(.offline(error))
+                        try? await Task.sleep(for: .seconds(min(30, 1 << min(failures, 5))))
                     } catch {
                         break
                     }
-                    let wait: Duration = failures == 0 ? self.pollInterval : .seconds(min(30, 1 << min(failures, 5)))
-                    await Self.wait(until: woken, orFor: wait)
                 }
                 group.cancelAll()
             }
             try Task.checkCancellation()
         }
 
-        private func claim() throws {
+        /// The right to sync this database file: one ``run()`` or ``sync()`` at a time, in this
+        /// process (a flag) and across processes and instances (a lock on a file next to the
+        /// database, `<path>.sync-lock`, which the system releases if the process dies).
+        private func claim() throws -> Claim {
             let claimed = isRunning.withLock { running -> Bool in
                 if running { return false }
                 running = true
                 return true
             }
             guard claimed else { throw Error(.alreadyRunning, "a sync of this database is already running") }
-        }
-
-        /// Waits until `woken` is set (and clears it), for `duration` at most, looking every 50 ms.
-        private static func wait(until woken: Locked<Bool>, orFor duration: Duration) async {
-            let deadline = ContinuousClock.now + duration
-            while !Task.isCancelled, ContinuousClock.now < deadline {
-                if woken.withLock({ flag in defer { flag = false }; return flag }) { return }
-                try? await Task.sleep(for: .milliseconds(50))
+            do {
+                return Claim(flag: isRunning, file: try FileClaim(databasePath: outbox.db.path))
+            } catch {
+                isRunning.withLock { $0 = false }
+                throw error
             }
         }
 
+        func prepareLocal() async throws {
+            guard !localInstalled.withLock({ $0 }) else { return }
+            try await outbox.install(models)
+            localInstalled.withLock { $0 = true }
+        }
+
+        /// Pushes, then pulls, whatever the push did: a push the server refuses (a value it
+        /// cannot decode, a failed merge) must not stop this device from receiving changes. Its
+        /// error is thrown after the pull.
         private func round() async throws {
-            let installed = serverInstalled.withLock { $0 }
-            if !installed {
-                try await log.install(models)
-                serverInstalled.withLock { $0 = true }
+            try await prepareLocal()
+            var pushError: (any Swift.Error)?
+            do {
+                while try await pushBatch() {}
+            } catch {
+                try Task.checkCancellation()
+                pushError = error
             }
-            while try await pushBatch() {}
             while try await pullBatch() {}
+            try await retryDeferredDeletes()
+            if let pushError { throw pushError }
             publish(.idle)
         }
     }

@@ -13,8 +13,11 @@ struct SyncedModel: Sendable {
     /// The link tables of its to-many relationships (`"Folder.notes"(owner, position, target)`):
     /// a change to one is a change to its owner, this model.
     let links: [String]
+    /// The property of each link table (its to-many relationship's name).
+    let linkFields: [String: String]
     /// The model type, and the types its relationships lead to (which must be synced too).
     let type: ObjectIdentifier
+    let modelType: any (Model & Sendable).Type
     let targets: [(name: String, type: ObjectIdentifier)]
     /// An id as the sync engine writes it (the outbox, the server's change log, conflicts):
     /// `nil` for text that is not an id of this model.
@@ -30,9 +33,53 @@ struct SyncedModel: Sendable {
     /// Deletes rows as rows: their link rows go (foreign keys), optional to-ones pointing at them
     /// become nil, but no delete rule runs: what a rule did on the device that deleted is its own
     /// change, which travels by itself (a cascade there reaches here as the deletes it caused).
-    let deleteLocal: @Sendable (SQLite.Database, [String]) async throws -> Void
+    /// Returns the ids it kept because a non-optional to-one (or a foreign key of the app's own)
+    /// still refers to them: their delete loses.
+    let deleteLocal: @Sendable (SQLite.Database, [String]) async throws -> [String]
     let saveServer: @Sendable (Postgres.Transaction, [any Model & Sendable]) async throws -> Void
-    let deleteServer: @Sendable (Postgres.Transaction, [String]) async throws -> Void
+    let deleteServer: @Sendable (Postgres.Transaction, [String]) async throws -> [String]
+    /// A value as a change carries it (its Codable form as JSON text), and back, checked against
+    /// the id the change names.
+    let encode: @Sendable (any Model & Sendable) throws -> String
+    /// ``SyncMergeable``'s merge of a pushed value (first) with the server's, given the fields the
+    /// device changed; `nil` for models that are not mergeable (the push replaces the row).
+    let merge: (@Sendable (any Model & Sendable, any Model & Sendable, Set<String>?) throws -> any Model & Sendable)?
+    let decode: @Sendable (_ json: String, _ id: String) throws -> any Model & Sendable
+
+    /// The models of a sync, each checked, and checked together: a relationship must lead to a
+    /// model that is synced too.
+    static func all(_ types: [any (Model & Sendable).Type]) throws -> [SyncedModel] {
+        let synced = try types.map { try SyncedModel($0) }
+        let known = Set(synced.map(\.type))
+        for model in synced {
+            if let missing = model.targets.first(where: { !known.contains($0.type) }) {
+                throw SQLite.Sync.Error(.unsyncableModel, """
+                    \(model.name) cannot be synced without \(missing.name), which its relationships lead to: \
+                    add \(missing.name) to the synced models.
+                    """)
+            }
+        }
+        return synced
+    }
+
+    /// Deletes rows of several models in passes (`delete` returns the ids it had to keep), until
+    /// a pass deletes nothing more: a row that other deleted rows refer to goes once they are
+    /// gone, whatever the models' order. Returns what stays, by model.
+    static func deleteInPasses(
+        _ deletions: [(SyncedModel, [String])], _ delete: (SyncedModel, [String]) async throws -> [String]
+    ) async throws -> [(SyncedModel, [String])] {
+        var remaining = deletions.filter { !$0.1.isEmpty }
+        var progress = true
+        while progress {
+            progress = false
+            for index in remaining.indices where !remaining[index].1.isEmpty {
+                let kept = try await delete(remaining[index].0, remaining[index].1)
+                if kept.count < remaining[index].1.count { progress = true }
+                remaining[index].1 = kept
+            }
+        }
+        return remaining.filter { !$0.1.isEmpty }
+    }
 
     /// Refuses models whose ids the database assigns (two offline devices would both get id 7)
     /// and ids other than `UUID` and `String`, the ones a device makes up without asking anyone.
@@ -78,7 +125,20 @@ struct SyncedModel: Sendable {
         self.name = name
         table = T.tableName
         links = schema.relationships.filter(\.isToMany).map(\.linkTable)
+        linkFields = Dictionary(schema.relationships.filter(\.isToMany).map { ($0.linkTable, $0.name) }, uniquingKeysWith: { first, _ in first })
+        if T.self is any SyncMergeable.Type {
+            merge = { device, server, fields in
+                guard let mergeable = T.self as? any SyncMergeable.Type,
+                      let merged = try mergeable.mergeAny(device, with: server, changed: fields) as? T else {
+                    throw SQLite.Sync.Error(.mergeFailed, "\(name).merge returned a value of another type")
+                }
+                return merged
+            }
+        } else {
+            merge = nil
+        }
         self.type = ObjectIdentifier(T.self)
+        modelType = T.self
         targets = schema.relationships.map { ("\($0.target)", ObjectIdentifier($0.target)) }
         canonicalID = { parse($0).map(text) }
         self.serverText = serverText
@@ -97,19 +157,62 @@ struct SyncedModel: Sendable {
         let serverIDType = T.ID.self == UUID.self ? "uuid" : "text"
         deleteLocal = { db, texts in
             let ids = texts.compactMap { parse($0).map(text) }
-            for chunk in ids.chunked(500) {
+            @Sendable func delete(_ chunk: [String]) async throws -> Bool {
                 let placeholders = Array(repeating: "?", count: chunk.count).joined(separator: ", ")
-                _ = try await db.write(
-                    "DELETE FROM \(quotedTable) WHERE \(ModelReflection.quotedID) IN (\(placeholders))",
-                    arguments: chunk.map { StoredValue.text($0) })
+                do {
+                    _ = try await db.write(
+                        "DELETE FROM \(quotedTable) WHERE \(ModelReflection.quotedID) IN (\(placeholders))",
+                        arguments: chunk.map { StoredValue.text($0) })
+                    return true
+                } catch let error as SQLite.Error where error.extendedCode == .constraintForeignKey {
+                    return false   // SQLite undid the statement alone; the transaction goes on
+                }
             }
+            var kept: [String] = []
+            for chunk in ids.chunked(500).map(Array.init) {
+                if try await delete(chunk) { continue }
+                for id in chunk {
+                    if try await !delete([id]) { kept.append(id) }
+                }
+            }
+            return kept
         }
         saveServer = { tx, values in try await tx.saveKeepingRelated(typed(values)) }
         deleteServer = { tx, texts in
             let ids = texts.compactMap { parse($0).map(text) }
-            _ = try await tx.textRows(
-                "DELETE FROM \(quotedTable) WHERE \(ModelReflection.quotedID) = ANY($1::text[]::\(serverIDType)[]) RETURNING 1::text",
-                [ServerLog.arrayLiteral(ids)])
+            // In a savepoint (a nested transaction): a refused delete must not end the push's.
+            @Sendable func delete(_ chunk: [String]) async throws -> Bool {
+                do {
+                    try await tx.inTransaction { savepoint in
+                        _ = try await savepoint.textRows(
+                            "DELETE FROM \(quotedTable) WHERE \(ModelReflection.quotedID) = ANY($1::text[]::\(serverIDType)[]) RETURNING 1::text",
+                            [ServerLog.arrayLiteral(chunk)])
+                    }
+                    return true
+                } catch let error as Postgres.Error where error.sqlState == "23503" {
+                    return false
+                }
+            }
+            guard !ids.isEmpty else { return [] }
+            if try await delete(ids) { return [] }
+            var kept: [String] = []
+            for id in ids {
+                if try await !delete([id]) { kept.append(id) }
+            }
+            return kept
+        }
+        encode = { value in
+            guard let value = value as? T else {
+                throw SQLite.Sync.Error(.invalidArgument, "a \(Swift.type(of: value)) value was given as a \(name)")
+            }
+            return String(decoding: try SyncJSON.encoder().encode(value), as: UTF8.self)
+        }
+        decode = { json, id in
+            let value = try SyncJSON.decoder().decode(T.self, from: Data(json.utf8))
+            guard let expected = parse(id), value.id == expected else {
+                throw SQLite.Sync.Error(.invalidArgument, "a change of \(name) \(id) carries the value of \(name) \(text(value.id))")
+            }
+            return value
         }
     }
 }

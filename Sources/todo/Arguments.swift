@@ -14,7 +14,7 @@ struct Arguments {
 
     /// The options that take a value, and the flags (no value), that any command accepts.
     static let valueOptions: Set<String> = ["database", "postgres", "due", "times"]
-    static let flagOptions: Set<String> = ["pending", "help"]
+    static let flagOptions: Set<String> = ["pending", "live", "help"]
 
     init(_ words: [String]) throws {
         var index = 0
@@ -76,6 +76,12 @@ struct Arguments {
           todo watch [--pending] [--times N]
                                          Print the list, and again whenever it changes (also when
                                          another todo or the sqlite3 tool changes it). Ctrl-C ends it.
+          todo sync --postgres URL [--live]
+                                         Keep this list (the database file) in step with a
+                                         PostgreSQL server, and every other list synced with it:
+                                         send this list's changes, receive the others'. The file
+                                         keeps working offline. --live: as changes happen, until
+                                         Ctrl-C (needs the trait, as --postgres does).
 
         Options (before or after the command):
           --database PATH                The database file (default: \(defaultDatabasePath)).

@@ -77,8 +77,12 @@ enum Todo {
             try arguments.allowOnly(["pending", "times"], for: command)
             try noMoreWords()
             try await Watch.run(arguments)
+        case "sync":
+            try arguments.allowOnly(["live"], for: command)
+            try noMoreWords()
+            try await SyncCommand.run(arguments)
         default:
-            throw TodoError(description: "Unknown command '\(command)'. The commands are add, list, done, remove and watch (todo --help).")
+            throw TodoError(description: "Unknown command '\(command)'. The commands are add, list, done, remove, watch and sync (todo --help).")
         }
     }
 

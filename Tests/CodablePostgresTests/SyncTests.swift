@@ -41,10 +41,10 @@ struct SyncTests {
         let db: SQLite.Database
         let sync: SQLite.Sync
 
-        init(server: Postgres.Database, path: String? = nil) throws {
+        init(server: Postgres.Database, path: String? = nil, pollInterval: Duration = .seconds(2)) throws {
             self.path = path ?? FileManager.default.temporaryDirectory.appendingPathComponent("sync-\(UUID().uuidString).sqlite").path
             db = try SQLite.Database(path: self.path)
-            sync = try SQLite.Sync(local: db, server: server, models: SyncTests.models)
+            sync = try SQLite.Sync(local: db, server: server, models: SyncTests.models, pollInterval: pollInterval)
         }
 
         func outboxCount() async throws -> Int64 {
@@ -261,6 +261,7 @@ struct SyncTests {
         do {
             // The app saves and is gone before any push: the outbox is in the file.
             let a = try Device(server: server, path: path)
+            _ = try await a.sync.deviceID   // prepared (on an earlier launch, say)
             try await a.db.save(note)
             #expect(try await a.outboxCount() == 1)
         }
@@ -270,11 +271,14 @@ struct SyncTests {
         try await a.sync.sync()
         #expect(try await server.get(Note.self, id: note.id) == note)
 
-        // The answer to that push is lost: the device still has the same outbox entries. Another
-        // device changes the note meanwhile; the retried push must not bring the old value back.
+        // The answer to that push is lost: the device still has the same outbox entries, and the
+        // push's token as not answered yet. Another device changes the note meanwhile; the
+        // retried push must not bring the old value back.
         for row in lost {
             _ = try await a.db.write("INSERT INTO codablesync_outbox (seq, tbl, id, deleted) VALUES (:seq, :tbl, :id, :deleted)", arguments: row)
         }
+        _ = try await a.db.write("UPDATE codablesync_state SET key = 'token' WHERE key = 'acknowledged'")
+        _ = try await a.db.write("INSERT INTO codablesync_state (key, value) SELECT 'token_upto', max(seq) FROM codablesync_outbox")
         let b = try Device(server: server)
         try await b.sync.sync()
         note.text = "changed by B"
@@ -296,8 +300,10 @@ struct SyncTests {
     func liveRun() async throws {
         let server = try await TestServer.shared.freshDatabase()
         let localA = try SQLite.Database(path: FileManager.default.temporaryDirectory.appendingPathComponent("sync-\(UUID().uuidString).sqlite").path)
-        let a = try SQLite.Sync(local: localA, server: server, models: Self.models, pollInterval: .milliseconds(100))
-        let b = try Device(server: server)
+        // Polling only every ten minutes: the note travels by wake-ups alone (B's commit wakes B,
+        // the server's NOTIFY wakes A).
+        let a = try SQLite.Sync(local: localA, server: server, models: Self.models, pollInterval: .seconds(600))
+        let b = try Device(server: server, pollInterval: .seconds(600))
         let runningA = Task { try await a.run() }
         let runningB = Task { try await b.sync.run() }
         defer { runningA.cancel(); runningB.cancel() }

@@ -83,7 +83,7 @@ extension Postgres.Database: ObservableModelStore {
     /// Makes sure the model's table exists and that it, and every table its values are read from
     /// (link tables, related models'), notify their changes; returns those tables.
     @discardableResult
-    private func startNotifying<T: Model>(_ type: T.Type) async throws -> Set<String> {
+    func startNotifying<T: Model>(_ type: T.Type) async throws -> Set<String> {
         let table = try await session.table(for: T.self)
         try await ChangeNotifications.install(on: table, in: self)
         return Set(table.graphTables)

@@ -7,7 +7,10 @@
 // Contenders: CodablePostgres (`extension Item: CodableModels.Model {}`) and Fluent 1.57 with
 // fluent-postgres-driver 2.14 (a hand-declared FluentKit model of the same record).
 //
-//   bench-postgres URL [--quick] [--ours]   (--ours: CodablePostgres's A–D only, three times, for profiling)
+// Last, offline-first sync through the server (CodableSync only; see Sync.swift).
+//
+//   bench-postgres URL [--quick] [--ours] [--sync]   (--ours: CodablePostgres's A–D only, three
+//   times, for profiling; --sync [--rows N]: the sync benchmark alone)
 import CodablePostgres
 import FluentKit
 import FluentPostgresDriver
@@ -117,6 +120,13 @@ guard arguments.count >= 2 else {
     exit(2)
 }
 let count = arguments.contains("--quick") ? 10_000 : 100_000
+if arguments.contains("--sync") {
+    // --rows N: another row count (the initial sync of 1,000,000 rows in bounded memory).
+    let rows = arguments.firstIndex(of: "--rows").flatMap { arguments.indices.contains($0 + 1) ? Int(arguments[$0 + 1]) : nil } ?? count
+    print("Sync benchmark: \(rows) rows, loopback server")
+    printSync(try await syncBenchmark(url: arguments[1], count: rows, rounds: 50), count: rows)
+    exit(0)
+}
 let work = Workload(url: arguments[1], count: count)
 print("PostgreSQL benchmark: \(count) items, \(count / 10) lookups, one run per contender, loopback server")
 if arguments.contains("--ours") {
@@ -168,3 +178,4 @@ print("writes to an observed table (best of 2, alternating) | not observed | obs
 print("---|---|---|---")
 print("A insert | \(String(format: "%.3f s", observed.plainA)) | \(String(format: "%.3f s", observed.observedA)) | \(String(format: "%.2fx", observed.observedA / observed.plainA))")
 print("D update | \(String(format: "%.3f s", observed.plainD)) | \(String(format: "%.3f s", observed.observedD)) | \(String(format: "%.2fx", observed.observedD / observed.plainD))")
+printSync(try await syncBenchmark(url: work.url, count: count, rounds: count >= 100_000 ? 200 : 50), count: count)

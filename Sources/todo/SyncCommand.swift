@@ -1,0 +1,105 @@
+import CodableSQLite
+import Dispatch
+import Foundation
+#if Postgres
+import CodableSync
+#endif
+
+/// `todo sync --postgres URL`: keeps this machine's list (its SQLite file) in step with a
+/// PostgreSQL server, offline first: `add`, `done` and `remove` keep working on the file without a
+/// network, and a sync pushes them and pulls everyone else's. Two `todo`s on two files (two
+/// machines) converge through one server. `--live` keeps syncing as changes happen, until Ctrl-C.
+enum SyncCommand {
+    static func run(_ arguments: Arguments) async throws {
+        guard let url = arguments.value("postgres") else {
+            throw TodoError(description: "todo sync needs the server to sync with: todo sync --postgres URL")
+        }
+        #if Postgres
+        let local = try Todo.openSQLite(arguments)
+        let server: Postgres.Database
+        do {
+            server = try await Postgres.Database(url: url)
+        } catch let error as Postgres.Error {
+            throw TodoError(description: "Cannot reach the sync server: \(error)")
+        }
+        do {
+            let sync = try SQLite.Sync(local: local, server: server, models: [TodoItem.self])
+            if arguments.flag("live") {
+                try await live(sync, local: local)
+            } else {
+                try await once(sync, local: local)
+            }
+        } catch {
+            await server.close()
+            throw error
+        }
+        await server.close()
+        #else
+        _ = url
+        throw TodoError(description: "todo sync needs the PostgreSQL engine, which this build leaves out. Build with it: swift run --traits Postgres todo sync --postgres URL")
+        #endif
+    }
+
+    #if Postgres
+    /// One round; says what it carried, and prints the list.
+    private static func once(_ sync: SQLite.Sync, local: SQLite.Database) async throws {
+        let states = sync.states
+        do {
+            try await sync.sync()
+        } catch let error as Postgres.Error {
+            throw TodoError(description: "The sync did not finish (your changes are kept and go with the next one): \(error)")
+        }
+        var pushed = 0, pulled = 0
+        for await state in states {
+            switch state {
+            case .pushing(let count): pushed += count
+            case .pulling(let count): pulled += count
+            case .conflict(let conflict): print(describe(conflict))
+            case .offline, .idle: break
+            }
+            if case .idle = state { break }
+        }
+        print("Synced: \(pushed) change\(pushed == 1 ? "" : "s") sent, \(pulled) received.")
+        print()
+        print(TodoTable.render(try await TodoList.items(in: local)))
+    }
+
+    /// Syncs as changes happen, printing what each round did, until Ctrl-C.
+    private static func live(_ sync: SQLite.Sync, local: SQLite.Database) async throws {
+        let states = sync.states
+        let reporting = Task {
+            for await state in states {
+                switch state {
+                case .pushing(let count): say("Sending \(count) change\(count == 1 ? "" : "s")…")
+                case .pulling(let count): say("Receiving \(count) change\(count == 1 ? "" : "s")…")
+                case .conflict(let conflict): say(describe(conflict))
+                case .offline(let error): say("Offline (trying again): \(error)")
+                case .idle: break
+                }
+            }
+        }
+        let running = Task { try await sync.run() }
+        signal(SIGINT, SIG_IGN)
+        let interrupt = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
+        interrupt.setEventHandler { running.cancel() }
+        interrupt.resume()
+        defer { interrupt.cancel() }
+        say("Syncing \(local.path) as changes happen; Ctrl-C ends it.")
+        _ = await running.result
+        reporting.cancel()
+        print("\nStopped syncing.")
+    }
+
+    /// Unbuffered, so that a pipe (another program, a log) sees each line at once.
+    private static func say(_ line: String) {
+        FileHandle.standardOutput.write(Data((line + "\n").utf8))
+    }
+
+    private static func describe(_ conflict: SQLite.Sync.Conflict) -> String {
+        let id = TodoTable.shortID(conflict.id)
+        if conflict.lostHere { return "Conflict on \(id): the server kept it (other tasks need it)." }
+        guard let lost = conflict.losingValue as? TodoItem else { return "Conflict on \(id): it was deleted elsewhere; your version is kept." }
+        return "Conflict on \(id): your version replaced \"\(lost.title)\" from elsewhere."
+    }
+    #endif
+}
