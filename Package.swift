@@ -67,6 +67,8 @@ let package = Package(
         // The soak test, outside `swift test`: swift run -c release soak [seconds].
         .executableTarget(name: "soak", dependencies: ["CodableSQLite", "CHeapUsage"]),
         .target(name: "CHeapUsage"),
+        // The sync soak's devices and check (Scripts/sync-soak runs them; not a product).
+        .executableTarget(name: "sync-soak", dependencies: [.target(name: "CodableSync", condition: postgres)]),
         // A helper the crash test runs and kills (not a product).
         .executableTarget(name: "crash-writer", dependencies: ["CodableSQLite"]),
         // A helper the PostgreSQL tests run as a second app instance (not a product).

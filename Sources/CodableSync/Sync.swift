@@ -196,34 +196,35 @@ extension SQLite {
             try await round()
         }
 
-        /// Syncs until the task is cancelled: a round now, then one after each local commit to a
-        /// synced model, after each server commit to one (when the transport signals them, as
+        /// Syncs until the task is cancelled: a round now, then one after each local commit that
+        /// changes a synced model, after each server commit to one (when the transport signals them, as
         /// ``Postgres/SyncServer`` does with `LISTEN`/`NOTIFY`), and at least every
         /// ``pollInterval``. A failed round (the server is down) is reported as
         /// ``State/offline(_:)`` and tried again, waiting longer each time (up to 30 s).
         ///
-        /// - Throws: `CancellationError` when cancelled; ``Error/Code/alreadyRunning``.
+        /// - Throws: `CancellationError` when cancelled; ``Error/Code/alreadyRunning``; what
+        ///   preparing `local` threw (the server being unreachable is not an error: see above).
         public func run() async throws {
             let claim = try claim()
             defer { claim.release() }
+            try await prepareLocal()
             let (wakeups, wake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
-            // Following local commits before the first round, so that none is missed. Registering
-            // waits for the writer, which a transaction may hold: on a thread of its own, never
-            // on one of the cooperative pool's (which that transaction needs to finish).
+            // Following the outbox before the first round, so that no local change is missed:
+            // every local commit to a synced table (or its link tables) writes it, pulls do not.
+            // Registering waits for the writer, which a transaction may hold: on a thread of its
+            // own, never on one of the cooperative pool's (which that transaction needs to finish).
             let outbox = outbox
             let localChanges = await withCheckedContinuation { continuation in
-                DispatchQueue.global().async { continuation.resume(returning: self.models.map { outbox.db.changes(in: $0.table) }) }
+                DispatchQueue.global().async { continuation.resume(returning: outbox.db.changes(in: "codablesync_outbox")) }
             }
             wake.yield(())
             await withTaskGroup(of: Void.self) { group in
-                for changes in localChanges {
-                    // After each local commit to the table (its own pulls too, which cost a round
-                    // that finds nothing).
-                    group.addTask {
-                        do {
-                            for try await _ in changes { wake.yield(()) }
-                        } catch {}
-                    }
+                group.addTask {
+                    // After each commit that changed the outbox (a push that empties it too, which
+                    // costs one round that finds nothing).
+                    do {
+                        for try await _ in localChanges { wake.yield(()) }
+                    } catch {}
                 }
                 group.addTask { [transport] in
                     // After each server commit; a lost (or not yet reached) signal source is

@@ -292,13 +292,13 @@ struct SyncTransportTests {
         await server.close()
     }
 
-    @Test("many rows travel in many batches, both ways", arguments: [7, 500])
-    func manyBatches(batchSize: Int) async throws {
+    @Test("many rows travel in many batches, both ways", arguments: [(batchSize: 7, rows: 150), (500, 1_203)])
+    func manyBatches(batchSize: Int, rows: Int) async throws {
         let server = try await TestServer.shared.freshDatabase()
         let a = try SQLite.Database(path: Self.temporaryPath()), b = try SQLite.Database(path: Self.temporaryPath())
         let syncA = try SQLite.Sync(local: a, server: server, models: Self.models, batchSize: batchSize)
         let syncB = try SQLite.Sync(local: b, server: server, models: Self.models, batchSize: batchSize)
-        var notes = (0..<1_203).map { Note(id: UUID(), text: "note \($0)", done: $0 % 2 == 0) }
+        var notes = (0..<rows).map { Note(id: UUID(), text: "note \($0)", done: $0 % 2 == 0) }
         try await a.save(notes)
         try await syncA.sync()
         try await syncB.sync()

@@ -4,6 +4,7 @@
 //         pull of the server's log, which brings A's own rows back once);
 //   pull: device B's first sync receives them;
 //   and the same with every row updated on B (B pushes, A pulls);
+//   (--initial-only: these two, for a large row count)
 //   latency: both devices in run(), polling only every 10 minutes; the time from A's save to
 //         the row being in B's file (A's commit wakes A, the server's NOTIFY wakes B).
 // Memory: the resident size the process grew by while B's first sync received the rows (sampled
@@ -25,7 +26,7 @@ struct SyncTimings {
     var pullGrowthMegabytes = 0.0
 }
 
-func syncBenchmark(url: String, count: Int, rounds: Int) async throws -> SyncTimings {
+func syncBenchmark(url: String, count: Int, rounds: Int, initialOnly: Bool = false) async throws -> SyncTimings {
     let server = try await Postgres.Database(url: url)
     for table in ["SyncedItem", "codablesync_changes", "codablesync_devices"] {
         try await server.execute("DROP TABLE IF EXISTS \"\(table)\" CASCADE")
@@ -58,6 +59,10 @@ func syncBenchmark(url: String, count: Int, rounds: Int) async throws -> SyncTim
     sampling.cancel()
     result.pullGrowthMegabytes = await sampling.value - before
     guard try await b.count(SyncedItem.self) == count else { throw BenchError("B did not receive every row") }
+    if initialOnly {
+        await server.close()
+        return result
+    }
     for index in items.indices { items[index].title += " (updated)"; items[index].done.toggle() }
     try await b.inTransaction { tx in _ = try await tx.save(items) }
     result.pushUpdates = try await measure { try await syncB.sync() }
@@ -87,7 +92,7 @@ func syncBenchmark(url: String, count: Int, rounds: Int) async throws -> SyncTim
     return result
 }
 
-func printSync(_ timings: SyncTimings, count: Int) {
+func printSync(_ timings: SyncTimings, count: Int, initialOnly: Bool = false) {
     func seconds(_ value: Double) -> String { String(format: "%.2f s", value) }
     func rate(_ value: Double) -> String { String(format: "%.0f rows/s", Double(count) / value) }
     print("")
@@ -95,6 +100,10 @@ func printSync(_ timings: SyncTimings, count: Int) {
     print("---|---|---")
     print("A pushes \(count) new rows (and pulls its own back) | \(seconds(timings.pushNew)) | \(rate(timings.pushNew))")
     print("B's first sync receives them | \(seconds(timings.pullNew)) | \(rate(timings.pullNew))")
+    if initialOnly {
+        print("memory: the process grew by \(String(format: "%.1f MB", timings.pullGrowthMegabytes)) while B received the \(count) rows")
+        return
+    }
     print("B pushes \(count) updates (and pulls its own back) | \(seconds(timings.pushUpdates)) | \(rate(timings.pushUpdates))")
     print("A receives them | \(seconds(timings.pullUpdates)) | \(rate(timings.pullUpdates))")
     print("")

@@ -10,7 +10,7 @@
 // Last, offline-first sync through the server (CodableSync only; see Sync.swift).
 //
 //   bench-postgres URL [--quick] [--ours] [--sync]   (--ours: CodablePostgres's A–D only, three
-//   times, for profiling; --sync [--rows N]: the sync benchmark alone)
+//   times, for profiling; --sync [--rows N] [--initial-only]: the sync benchmark alone)
 import CodablePostgres
 import FluentKit
 import FluentPostgresDriver
@@ -123,8 +123,9 @@ let count = arguments.contains("--quick") ? 10_000 : 100_000
 if arguments.contains("--sync") {
     // --rows N: another row count (the initial sync of 1,000,000 rows in bounded memory).
     let rows = arguments.firstIndex(of: "--rows").flatMap { arguments.indices.contains($0 + 1) ? Int(arguments[$0 + 1]) : nil } ?? count
+    let initialOnly = arguments.contains("--initial-only")
     print("Sync benchmark: \(rows) rows, loopback server")
-    printSync(try await syncBenchmark(url: arguments[1], count: rows, rounds: 50), count: rows)
+    printSync(try await syncBenchmark(url: arguments[1], count: rows, rounds: 50, initialOnly: initialOnly), count: rows, initialOnly: initialOnly)
     exit(0)
 }
 let work = Workload(url: arguments[1], count: count)
