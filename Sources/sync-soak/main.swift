@@ -46,19 +46,6 @@ func made(_ db: SQLite.Database) async throws -> [(id: String, deleted: Bool, ed
     }
 }
 
-/// A small seeded generator, so that a step's choices can be made inside its transaction.
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 func device(url: String, path: String, seconds: Double, number: Int) async throws {
     let db = try SQLite.Database(path: path)
     _ = try await db.execute(raw: "CREATE TABLE IF NOT EXISTS soak_made (id TEXT PRIMARY KEY, deleted INTEGER NOT NULL, edits INTEGER NOT NULL)")
@@ -70,12 +57,12 @@ func device(url: String, path: String, seconds: Double, number: Int) async throw
     var step = 0
     while ContinuousClock.now < deadline {
         step += 1
-        let choice = Int.random(in: 0..<10, using: &random), pick = UInt64.random(in: 0..<UInt64.max, using: &random)
+        let choice = Int.random(in: 0..<10, using: &random)
         // Every step reads and writes in one transaction, as a careful app would: saving a folder
         // saves the notes inside it too, so a copy read before a pull applied a newer value would
         // write the older one back (a change of this device's, which sync would then spread).
         try await db.inTransaction { tx in
-            var random = SplitMix(seed: pick)
+            var random = SystemRandomNumberGenerator()
             let mine = try await tx.get(with: Filter(\SoakNote.device, is: .equal(to: number)))
             switch choice {
             case 0, 1, 2:
