@@ -202,8 +202,9 @@ struct ServerLog: Sendable {
         }
     }
 
-    /// Logs rows of `table` (ids in the server's text) as changed now, by no device: rows a
-    /// device's delete could not remove, which every device (that one too) pulls back.
+    /// Logs rows of `table` (ids in the server's text) as changed now, by no device, so that
+    /// every device (the pushing one too) pulls them, and a later push of an older copy meets
+    /// them as another writer's change: rows a device's delete could not remove, and merges.
     func relog(_ tx: Postgres.Transaction, table: String, ids: [String]) async throws {
         guard !ids.isEmpty else { return }
         try await tx.execute("DELETE FROM codablesync_changes WHERE tbl = $1 AND id = ANY($2::text[])", table, Self.arrayLiteral(ids))
