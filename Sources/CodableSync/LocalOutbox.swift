@@ -225,9 +225,14 @@ struct LocalOutbox: Sendable {
     /// row has local changes. The first such version is kept: from it on, other writers' changes
     /// are what this device's push overwrites.
     func skip(table: String, ids: [String: Int64]) async throws {
-        for (id, version) in ids {
+        try await record(ids, of: table, in: "INSERT OR IGNORE INTO codablesync_skipped")
+    }
+
+    /// Writes rows of `table` with their server versions into a (tbl, id, version) table.
+    private func record(_ versions: [String: Int64], of table: String, in insert: String) async throws {
+        for (id, version) in versions {
             _ = try await db.write(
-                "INSERT OR IGNORE INTO codablesync_skipped (tbl, id, version) VALUES (:table, :id, :version)",
+                "\(insert) (tbl, id, version) VALUES (:table, :id, :version)",
                 arguments: ["table": .text(table), "id": .text(id), "version": .integer(version)])
         }
     }
@@ -236,11 +241,7 @@ struct LocalOutbox: Sendable {
     /// again once every batch is applied (a later batch may change those rows); a delete is
     /// forgotten when a later batch saves the row.
     func deferDeletes(table: String, ids: [String: Int64]) async throws {
-        for (id, version) in ids {
-            _ = try await db.write(
-                "INSERT OR REPLACE INTO codablesync_deferred (tbl, id, version) VALUES (:table, :id, :version)",
-                arguments: ["table": .text(table), "id": .text(id), "version": .integer(version)])
-        }
+        try await record(ids, of: table, in: "INSERT OR REPLACE INTO codablesync_deferred")
     }
 
     /// While applying: rows a batch saved, whose deferred deletes no longer hold.

@@ -138,21 +138,19 @@ extension Postgres {
             let limit = min(pull.limit, Self.pullLimit)
             let entries = try await log.changes(after: pull.after, limit: limit)
             guard let last = entries.last else { return SyncPullResult(changes: [], version: pull.after, more: false) }
-            var ids: [String: Set<String>] = [:]
-            for entry in entries {
-                guard let model = models.first(where: { $0.table == entry.table }), let id = model.canonicalID(entry.id) else { continue }
-                ids[model.table, default: []].insert(id)
+            // Each entry's model and canonical id (entries of tables not synced here are left out).
+            let resolved = entries.compactMap { entry -> (model: SyncedModel, id: String, version: Int64)? in
+                guard let model = models.first(where: { $0.table == entry.table }), let id = model.canonicalID(entry.id) else { return nil }
+                return (model, id, entry.version)
             }
             var values: [String: [String: any Model & Sendable]] = [:]
             for model in models {
-                guard let wanted = ids[model.table] else { continue }
-                values[model.table] = try await model.serverValues(log.db, Array(wanted))
+                let wanted = Set(resolved.filter { $0.model.table == model.table }.map(\.id))
+                if !wanted.isEmpty { values[model.table] = try await model.serverValues(log.db, Array(wanted)) }
             }
-            var changes: [SyncChange] = []
-            for entry in entries {
-                guard let model = models.first(where: { $0.table == entry.table }), let id = model.canonicalID(entry.id) else { continue }
-                let value = try values[model.table]?[id].map(model.encode)
-                changes.append(SyncChange(table: model.table, id: id, value: value, version: entry.version))
+            let changes = try resolved.map { entry in
+                SyncChange(table: entry.model.table, id: entry.id, value: try values[entry.model.table]?[entry.id].map(entry.model.encode),
+                           version: entry.version)
             }
             return SyncPullResult(changes: changes, version: last.version, more: entries.count == limit)
         }

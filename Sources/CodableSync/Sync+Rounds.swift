@@ -26,32 +26,27 @@ extension SQLite.Sync {
         publish(.pushing(entries.count))
         // The latest entry of each row decides (its current value, or its delete); the row's last
         // entry number says whether an earlier send of this push included it.
-        var latest: [String: [String: Int64]] = [:]
-        // The fields each row's entries changed; `nil` once one entry may have changed any.
-        var fields: [String: Set<String>?] = [:]
+        // With the fields the row's entries changed: `nil` once one entry may have changed any.
+        var latest: [String: [String: (seq: Int64, fields: Set<String>?)]] = [:]
         for entry in entries {
             guard let model = model(of: entry.table), let id = model.canonicalID(entry.id) else { continue }
-            latest[model.table, default: [:]][id] = entry.seq
-            let key = model.table + "\u{0}" + id
-            if let known = fields[key] {
-                fields[key] = known.flatMap { known in entry.fields.map { known.union($0) } }
-            } else {
-                fields[key] = entry.fields
-            }
+            let fields = latest[model.table]?[id].map { known in known.fields.flatMap { known in entry.fields.map { known.union($0) } } }
+            latest[model.table, default: [:]][id] = (entry.seq, fields ?? entry.fields)
         }
         let pulled = try await outbox.pulledVersion()
         var changes: [SyncChange] = []
         var rows: [(table: String, id: String)] = []
         for model in models {
-            guard let seqs = latest[model.table] else { continue }
+            guard let rowsOfModel = latest[model.table] else { continue }
             // A row deleted after its last entry was read is a delete too.
-            let values = try await model.localValues(outbox.db, Array(seqs.keys))
+            let values = try await model.localValues(outbox.db, Array(rowsOfModel.keys))
             let skipped = try await outbox.skipped(in: model.table)
-            for (id, seq) in seqs.sorted(by: { $0.value < $1.value }) {
+            for (id, entry) in rowsOfModel.sorted(by: { $0.value.seq < $1.value.seq }) {
                 // A server change a pull left alone for this row is overwritten by this push.
                 let base = skipped[id].map { min(pulled, $0 - 1) } ?? pulled
-                let changed = (fields[model.table + "\u{0}" + id] ?? nil).map { $0.sorted() }
-                changes.append(SyncChange(table: model.table, id: id, value: try values[id].map(model.encode), seq: seq, version: base, fields: changed))
+                changes.append(SyncChange(
+                    table: model.table, id: id, value: try values[id].map(model.encode), seq: entry.seq, version: base,
+                    fields: entry.fields?.sorted()))
                 rows.append((model.table, id))
             }
         }

@@ -81,6 +81,15 @@ struct SyncedModel: Sendable {
         return remaining.filter { !$0.1.isEmpty }
     }
 
+    /// Deletes `ids` at once with `delete` (`false`: the foreign keys refused, and nothing was
+    /// deleted), or else one by one; returns the ids that could not be deleted.
+    private static func refused(_ ids: [String], by delete: ([String]) async throws -> Bool) async throws -> [String] {
+        guard !ids.isEmpty, try await !delete(ids) else { return [] }
+        var kept: [String] = []
+        for id in ids where try await !delete([id]) { kept.append(id) }
+        return kept
+    }
+
     /// Refuses models whose ids the database assigns (two offline devices would both get id 7)
     /// and ids other than `UUID` and `String`, the ones a device makes up without asking anyone.
     init<T: Model & Sendable>(_ type: T.Type) throws {
@@ -169,12 +178,7 @@ struct SyncedModel: Sendable {
                 }
             }
             var kept: [String] = []
-            for chunk in ids.chunked(500).map(Array.init) {
-                if try await delete(chunk) { continue }
-                for id in chunk {
-                    if try await !delete([id]) { kept.append(id) }
-                }
-            }
+            for chunk in ids.chunked(500) { kept += try await Self.refused(Array(chunk), by: delete) }
             return kept
         }
         saveServer = { tx, values in try await tx.saveKeepingRelated(typed(values)) }
@@ -193,13 +197,7 @@ struct SyncedModel: Sendable {
                     return false
                 }
             }
-            guard !ids.isEmpty else { return [] }
-            if try await delete(ids) { return [] }
-            var kept: [String] = []
-            for id in ids {
-                if try await !delete([id]) { kept.append(id) }
-            }
-            return kept
+            return try await Self.refused(ids, by: delete)
         }
         encode = { value in
             guard let value = value as? T else {
