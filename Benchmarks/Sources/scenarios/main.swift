@@ -9,8 +9,8 @@ import Foundation
 //     grep '^summary:' out.G
 //
 // Build it at each commit (a clone per commit) and compare the totals; BENCHMARKS.md has the last
-// comparison. Scenarios: A-encoder, A-models, A-models-assigned, B-models, C-models, D-models,
-// F-filter, G-graph, T-commits.
+// comparison. Scenarios: A-encoder, A-models, A-models-assigned, B-models, C-models, C-decoder,
+// D-models, F-filter, G-graph, T-commits; C-models-file and C-decoder-file on a WAL file.
 
 /// A deterministic spread of `index` (a multiplicative hash): the same data in every run.
 func spread(_ index: Int, _ salt: UInt64) -> UInt64 {
@@ -79,7 +79,14 @@ func check(_ ok: Bool, _ message: @autoclosure () -> String) {
 
 let n = 10_000
 let scenario = CommandLine.arguments.count > 1 ? CommandLine.arguments[1] : ""
-let db = try SQLite.Database(path: ":memory:")
+/// How many times the C scenarios look every item up (a second argument; 1 by default), so that a
+/// sampling profiler (`perf record`) sees mostly lookups.
+let passes = CommandLine.arguments.count > 2 ? max(1, Int(CommandLine.arguments[2]) ?? 1) : 1
+/// The `-file` scenarios use a WAL database file in the temporary folder; the others `:memory:`.
+let onFile = scenario.hasSuffix("-file")
+let filePath = FileManager.default.temporaryDirectory.appendingPathComponent("scenarios-\(UUID().uuidString).sqlite").path
+let db = try SQLite.Database(path: onFile ? filePath : ":memory:")
+defer { if onFile { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: filePath + suffix) } } }
 
 switch scenario {
 case "A-encoder":
@@ -103,14 +110,28 @@ case "B-models":
     check(all.count == n, "B got \(all.count)")
     print("B-models: \(all.count) read")
 
-case "C-models":
+case "C-models", "C-models-file":
     try db.save(items(n))
     var found = 0
-    for id in 1...n {
-        if try db.get(Item.self, id: id) != nil { found += 1 }
+    for _ in 0..<passes {
+        for id in 1...n {
+            if try db.get(Item.self, id: id) != nil { found += 1 }
+        }
     }
-    check(found == n, "C found \(found)")
+    check(found == n * passes, "C found \(found)")
     print("C-models: \(found) found")
+
+case "C-decoder", "C-decoder-file":
+    try db.save(items(n))
+    let decoder = SQLite.Decoder(db)
+    var found = 0
+    for _ in 0..<passes {
+        for id in 1...n {
+            if try decoder.decode(Item.self, using: "SELECT * FROM Item WHERE id = :id", arguments: ["id": .integer(Int64(id))]) != nil { found += 1 }
+        }
+    }
+    check(found == n * passes, "C found \(found)")
+    print("C-decoder: \(found) found")
 
 case "D-models":
     let values = items(n)
@@ -148,6 +169,6 @@ case "T-commits":
     print("T-commits: 5000 saves")
 
 default:
-    FileHandle.standardError.write(Data("usage: scenarios A-encoder|A-models|A-models-assigned|B-models|C-models|D-models|F-filter|G-graph|T-commits\n".utf8))
+    FileHandle.standardError.write(Data("usage: scenarios A-encoder|A-models|A-models-assigned|B-models|C-models[-file]|C-decoder[-file]|D-models|F-filter|G-graph|T-commits\n".utf8))
     exit(2)
 }

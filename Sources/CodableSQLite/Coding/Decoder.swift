@@ -135,16 +135,28 @@ extension SQLite {
             // Only a type of an array's size can be an array: other types skip the conformance
             // check, a runtime lookup on every call.
             if MemoryLayout<T>.size == MemoryLayout<[Int]>.size, let arrayType = T.self as? any DecodableArray.Type {
-                // An array is every row, whatever overload the call resolved to.
-                let rows = try arrayType.decodeRows(with: self, using: sql, bind: bind)
-                guard let rows = rows as? T else {
-                    throw DecodingError.typeMismatch(T.self, DecodingError.Context(
-                        codingPath: [], debugDescription: "Expected to decode \(T.self) but decoded \(Swift.type(of: rows)). SQL: \(sql)"))
-                }
-                return rows
+                return try decodeArray(T.self, arrayType, using: sql, bind: bind)
             }
             let options = self.options
-            return try run(sql, bind: bind) { try $0.decodeSingleRow(T.self, options: options) }
+            do {
+                // Spelled `T`: returned directly, the closure would be inferred to return `T?`.
+                let value: T = try run(sql, bind: bind) { try $0.decodeOnlyRow(T.self, options: options) }
+                return value
+            } catch is NoRow {
+                return nil   // no `T?` in the closure: see `NoRow`
+            }
+        }
+
+        /// An array is every row, whatever overload the call resolved to. (A function of its own:
+        /// its `as? T` would cost `decodeOne` a metadata lookup of `T?` on every call.)
+        @inline(never)
+        private func decodeArray<T: Decodable>(_ type: T.Type, _ arrayType: any DecodableArray.Type, using sql: SQL, bind: (Statement) throws -> Void) throws -> T {
+            let rows = try arrayType.decodeRows(with: self, using: sql, bind: bind)
+            guard let rows = rows as? T else {
+                throw DecodingError.typeMismatch(T.self, DecodingError.Context(
+                    codingPath: [], debugDescription: "Expected to decode \(T.self) but decoded \(Swift.type(of: rows)). SQL: \(sql)"))
+            }
+            return rows
         }
 
         fileprivate func decodeAll<T: Decodable>(_ type: T.Type, using sql: SQL, bind: (Statement) throws -> Void) throws -> [T] {

@@ -26,19 +26,46 @@ final class ConnectionPool: @unchecked Sendable {  // all mutable state is guard
         case suspended(id: UInt64, CheckedContinuation<Lease, any Error>)
     }
 
+    /// Everything `lock` guards, in one value: each checkout and return is one access to it (a
+    /// class's stored properties each cost a dynamic exclusivity check per access).
+    private struct State {
+        var available: [RawConnection]
+        var openCount: Int
+        var waiters: [Waiter] = []
+        var nextWaiterID: UInt64 = 0
+        let maximumCount: Int
+
+        /// Takes a free connection, or the right to open one; `nil` when the caller must wait.
+        mutating func take() -> Lease? {
+            guard waiters.isEmpty else { return nil }  // first come, first served
+            if let connection = available.popLast() { return .connection(connection) }
+            if openCount < maximumCount {
+                openCount += 1
+                return .newConnection
+            }
+            return nil
+        }
+
+        /// Keeps `lease` when nobody waits; otherwise the first waiter, who gets it.
+        mutating func giveBack(_ lease: Lease) -> Waiter? {
+            guard !waiters.isEmpty else {
+                switch lease {
+                case .connection(let connection): available.append(connection)
+                case .newConnection: openCount -= 1
+                }
+                return nil
+            }
+            return waiters.removeFirst()
+        }
+    }
+
     private let lock = NSLock()
-    private var available: [RawConnection]
-    private var openCount: Int
-    private var waiters: [Waiter] = []
-    private var nextWaiterID: UInt64 = 0
-    private let maximumCount: Int
+    private var state: State
     private let openConnection: () throws -> RawConnection
 
     /// A pool that opens connections with `open`, up to `maximumCount`, starting with `initial`.
     init(maximumCount: Int, initial: [RawConnection] = [], open: @escaping () throws -> RawConnection) {
-        self.maximumCount = max(1, maximumCount, initial.count)
-        available = initial
-        openCount = initial.count
+        state = State(available: initial, openCount: initial.count, maximumCount: max(1, maximumCount, initial.count))
         openConnection = open
     }
 
@@ -47,12 +74,12 @@ final class ConnectionPool: @unchecked Sendable {  // all mutable state is guard
     /// A connection, waiting on this thread while every connection is taken.
     func acquire() throws -> RawConnection {
         lock.lock()
-        if let lease = takeLocked() {
+        if let lease = state.take() {
             lock.unlock()
             return try connection(for: lease)
         }
         let waiter = BlockedWaiter()
-        waiters.append(.blocked(waiter))
+        state.waiters.append(.blocked(waiter))
         lock.unlock()
         waiter.semaphore.wait()
         guard let lease = waiter.lease else {
@@ -64,8 +91,8 @@ final class ConnectionPool: @unchecked Sendable {  // all mutable state is guard
     /// A free connection now, or `nil` when every connection is taken or someone is waiting.
     func tryAcquire() -> RawConnection? {
         lock.withLock {
-            guard waiters.isEmpty else { return nil }
-            return available.popLast()
+            guard state.waiters.isEmpty else { return nil }
+            return state.available.popLast()
         }
     }
 
@@ -73,33 +100,33 @@ final class ConnectionPool: @unchecked Sendable {  // all mutable state is guard
     /// Open a ``Lease/newConnection`` with ``connection(for:)`` off the cooperative pool.
     func lease() async throws -> Lease {
         let (immediate, id) = lock.withLock { () -> (Lease?, UInt64) in
-            if let lease = takeLocked() { return (lease, 0) }
-            nextWaiterID &+= 1
-            return (nil, nextWaiterID)
+            if let lease = state.take() { return (lease, 0) }
+            state.nextWaiterID &+= 1
+            return (nil, state.nextWaiterID)
         }
         if let immediate { return immediate }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 lock.lock()
                 // A connection may have come back meanwhile.
-                if let lease = takeLocked() {
+                if let lease = state.take() {
                     lock.unlock()
                     continuation.resume(returning: lease)
                 } else if Task.isCancelled {
                     lock.unlock()
                     continuation.resume(throwing: CancellationError())
                 } else {
-                    waiters.append(.suspended(id: id, continuation))
+                    state.waiters.append(.suspended(id: id, continuation))
                     lock.unlock()
                 }
             }
         } onCancel: {
             lock.lock()
-            let index = waiters.firstIndex { waiter in
+            let index = state.waiters.firstIndex { waiter in
                 if case .suspended(let waiterID, _) = waiter { return waiterID == id }
                 return false
             }
-            let removed = index.map { waiters.remove(at: $0) }
+            let removed = index.map { state.waiters.remove(at: $0) }
             lock.unlock()
             if case .suspended(_, let continuation)? = removed {
                 continuation.resume(throwing: CancellationError())
@@ -122,17 +149,6 @@ final class ConnectionPool: @unchecked Sendable {  // all mutable state is guard
         }
     }
 
-    /// Takes a free connection, or the right to open one; `nil` when the caller must wait.
-    private func takeLocked() -> Lease? {
-        guard waiters.isEmpty else { return nil }  // first come, first served
-        if let connection = available.popLast() { return .connection(connection) }
-        if openCount < maximumCount {
-            openCount += 1
-            return .newConnection
-        }
-        return nil
-    }
-
     // MARK: Returning
 
     /// Returns a connection: to the first waiter, or to the free list.
@@ -142,16 +158,9 @@ final class ConnectionPool: @unchecked Sendable {  // all mutable state is guard
 
     private func giveBack(_ lease: Lease) {
         lock.lock()
-        guard !waiters.isEmpty else {
-            switch lease {
-            case .connection(let connection): available.append(connection)
-            case .newConnection: openCount -= 1
-            }
-            lock.unlock()
-            return
-        }
-        let waiter = waiters.removeFirst()
+        let first = state.giveBack(lease)
         lock.unlock()
+        guard let waiter = first else { return }
         switch waiter {
         case .blocked(let blocked):
             blocked.lease = lease

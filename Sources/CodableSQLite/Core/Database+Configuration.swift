@@ -25,6 +25,19 @@ extension SQLite.Database {
         /// What a committed transaction survives (file databases in WAL mode). Default:
         /// ``Durability/processCrash``.
         public var durability: Durability = .processCrash
+        /// How much of a database file each connection reads through memory-mapped I/O, in bytes
+        /// (`PRAGMA mmap_size`); 0 reads everything with `read()`. Default: 256 MiB.
+        ///
+        /// ```swift
+        /// configuration.memoryMapSize = 0   // no memory-mapped reads
+        /// ```
+        ///
+        /// A page read through the map is not copied into the connection's page cache, which
+        /// makes lookups in a file larger than that cache (2 MB) cheaper. SQLite maps the file
+        /// read-only and still writes with `write()`, so a stray write cannot reach the file. The
+        /// operating system may refuse or cap the map (SQLite's compile-time maximum); reads
+        /// then fall back to `read()`. Pages still in the WAL file are read from it as before.
+        public var memoryMapSize: Int = 256 << 20
 
         private var explicitPath: String?
 

@@ -77,6 +77,7 @@ extension SQLite {
             options.isReadOnly = configuration.isReadOnly
             options.busyTimeout = configuration.busyTimeout
             options.foreignKeysEnabled = configuration.foreignKeysEnabled
+            options.memoryMapSize = max(0, configuration.memoryMapSize)
             options.trace = statementTrace
             writer = try RawConnection(path: path, options: options)
             writer.installCommitHook()

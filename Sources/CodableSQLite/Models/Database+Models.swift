@@ -129,14 +129,20 @@ extension SQLite.Database {
             let ids = "SELECT \(ModelReflection.quotedID) FROM \(SQLName.quoted(table.schema.table)) WHERE \(ModelReflection.quotedID) = ?"
             return try readModels(T.self, table: table, sql: table.selectByID, arguments: [key], ids: ids).first
         }
-        // The call apps make in loops: one bind, one row, no array.
-        return try explainingMissingColumns(T.self, table: table) {
-            try withReader { connection in
-                try connection.withStatement(table.selectByID) { statement in
-                    try statement.bind(key, at: 1)
-                    return try statement.decodeFirstRow(T.self, options: DecodingOptions())
+        // The call apps make in loops: one bind, one row, no array, no `T?` (see `NoRow`).
+        // (`value` is spelled `T`: returned directly, the closures would be inferred to return `T?`.)
+        do {
+            let value: T = try explainingMissingColumns(T.self, table: table) {
+                try withReader { connection in
+                    try connection.withStatement(table.selectByID) { statement in
+                        try statement.bind(key, at: 1)
+                        return try statement.decodeFirstRowOrThrow(T.self, options: DecodingOptions())
+                    }
                 }
             }
+            return value
+        } catch is NoRow {
+            return nil
         }
     }
 

@@ -13,6 +13,33 @@ struct ConfigurationTests {
         #expect(SQLite.Database.Configuration(directory: folder, filename: "data.db").path.hasSuffix("/data.db"))
     }
 
+    @Test func fileDatabasesReadThroughAMemoryMapUnlessTurnedOff() throws {
+        let mapped = try TestDatabases.file("mmap")
+        let mapSize = try #require(try mapped.read("PRAGMA mmap_size").first?["mmap_size"]?.intValue)
+        #expect(mapSize > 0 && mapSize <= 256 << 20)   // SQLite may cap it at its compile-time maximum
+        #expect(try mapped.write("PRAGMA mmap_size").first?["mmap_size"]?.intValue == mapSize)
+
+        var configuration = SQLite.Database.Configuration(path: TestDatabases.temporaryPath("no-mmap"))
+        configuration.memoryMapSize = 0
+        let plain = try SQLite.Database(configuration)
+        #expect(try plain.read("PRAGMA mmap_size") == [["mmap_size": .integer(0)]])
+
+        // Reads through the map see every commit: rows checkpointed into the file, then rows
+        // changed again in the WAL, then the file grown.
+        for db in [mapped, plain] {
+            try db.execute(raw: "CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)")
+            try db.inTransaction { try (1...2_000).forEach { try db.write("INSERT INTO t VALUES (?, ?)", arguments: [.integer(Int64($0)), .text("first \($0)")]) } }
+            _ = try db.write("PRAGMA wal_checkpoint(TRUNCATE)")
+            #expect(try db.read("SELECT v FROM t WHERE id = 1500") == [["v": .text("first 1500")]])
+            _ = try db.write("UPDATE t SET v = 'second ' || id")
+            #expect(try db.read("SELECT v FROM t WHERE id = 1500") == [["v": .text("second 1500")]])
+            _ = try db.write("PRAGMA wal_checkpoint(TRUNCATE)")
+            try db.inTransaction { try (2_001...6_000).forEach { try db.write("INSERT INTO t VALUES (?, ?)", arguments: [.integer(Int64($0)), .text("third \($0)")]) } }
+            #expect(try db.read("SELECT count(*) AS n, max(v) AS m FROM t") == [["n": .integer(6_000), "m": .text("third 6000")]])
+            #expect(try db.read("SELECT v FROM t WHERE id IN (1500, 5000) ORDER BY id") == [["v": .text("second 1500")], ["v": .text("third 5000")]])
+        }
+    }
+
     #if canImport(Darwin)
     @Test func defaultDirectoryIsInApplicationSupport() {
         let url = SQLite.Database.Configuration.defaultDirectory(environment: ["XDG_DATA_HOME": "/data/home"], programName: "todo")
