@@ -26,8 +26,8 @@ final class ConnectionPool: @unchecked Sendable {  // all mutable state is guard
         case suspended(id: UInt64, CheckedContinuation<Lease, any Error>)
     }
 
-    /// Everything `lock` guards, in one value: each checkout and return is one access to it (a
-    /// class's stored properties each cost a dynamic exclusivity check per access).
+    /// Everything `lock` guards, in one value behind a pointer: a class's stored `var`s each cost
+    /// a dynamic exclusivity check per access (two runtime calls), which `lock` makes needless.
     private struct State {
         var available: [RawConnection]
         var openCount: Int
@@ -46,27 +46,30 @@ final class ConnectionPool: @unchecked Sendable {  // all mutable state is guard
             return nil
         }
 
-        /// Keeps `lease` when nobody waits; otherwise the first waiter, who gets it.
-        mutating func giveBack(_ lease: Lease) -> Waiter? {
-            guard !waiters.isEmpty else {
-                switch lease {
-                case .connection(let connection): available.append(connection)
-                case .newConnection: openCount -= 1
-                }
-                return nil
+        /// Keeps a lease nobody waits for: the connection is free again, or may be opened again.
+        mutating func keep(_ lease: Lease) {
+            switch lease {
+            case .connection(let connection): available.append(connection)
+            case .newConnection: openCount -= 1
             }
-            return waiters.removeFirst()
         }
     }
 
     private let lock = NSLock()
-    private var state: State
+    /// Read and written only under `lock`.
+    private let state: UnsafeMutablePointer<State>
     private let openConnection: () throws -> RawConnection
 
     /// A pool that opens connections with `open`, up to `maximumCount`, starting with `initial`.
     init(maximumCount: Int, initial: [RawConnection] = [], open: @escaping () throws -> RawConnection) {
-        state = State(available: initial, openCount: initial.count, maximumCount: max(1, maximumCount, initial.count))
+        state = .allocate(capacity: 1)
+        state.initialize(to: State(available: initial, openCount: initial.count, maximumCount: max(1, maximumCount, initial.count)))
         openConnection = open
+    }
+
+    deinit {
+        state.deinitialize(count: 1)
+        state.deallocate()
     }
 
     // MARK: Taking
@@ -74,12 +77,12 @@ final class ConnectionPool: @unchecked Sendable {  // all mutable state is guard
     /// A connection, waiting on this thread while every connection is taken.
     func acquire() throws -> RawConnection {
         lock.lock()
-        if let lease = state.take() {
+        if let lease = state.pointee.take() {
             lock.unlock()
             return try connection(for: lease)
         }
         let waiter = BlockedWaiter()
-        state.waiters.append(.blocked(waiter))
+        state.pointee.waiters.append(.blocked(waiter))
         lock.unlock()
         waiter.semaphore.wait()
         guard let lease = waiter.lease else {
@@ -91,8 +94,8 @@ final class ConnectionPool: @unchecked Sendable {  // all mutable state is guard
     /// A free connection now, or `nil` when every connection is taken or someone is waiting.
     func tryAcquire() -> RawConnection? {
         lock.withLock {
-            guard state.waiters.isEmpty else { return nil }
-            return state.available.popLast()
+            guard state.pointee.waiters.isEmpty else { return nil }
+            return state.pointee.available.popLast()
         }
     }
 
@@ -100,33 +103,33 @@ final class ConnectionPool: @unchecked Sendable {  // all mutable state is guard
     /// Open a ``Lease/newConnection`` with ``connection(for:)`` off the cooperative pool.
     func lease() async throws -> Lease {
         let (immediate, id) = lock.withLock { () -> (Lease?, UInt64) in
-            if let lease = state.take() { return (lease, 0) }
-            state.nextWaiterID &+= 1
-            return (nil, state.nextWaiterID)
+            if let lease = state.pointee.take() { return (lease, 0) }
+            state.pointee.nextWaiterID &+= 1
+            return (nil, state.pointee.nextWaiterID)
         }
         if let immediate { return immediate }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 lock.lock()
                 // A connection may have come back meanwhile.
-                if let lease = state.take() {
+                if let lease = state.pointee.take() {
                     lock.unlock()
                     continuation.resume(returning: lease)
                 } else if Task.isCancelled {
                     lock.unlock()
                     continuation.resume(throwing: CancellationError())
                 } else {
-                    state.waiters.append(.suspended(id: id, continuation))
+                    state.pointee.waiters.append(.suspended(id: id, continuation))
                     lock.unlock()
                 }
             }
         } onCancel: {
             lock.lock()
-            let index = state.waiters.firstIndex { waiter in
+            let index = state.pointee.waiters.firstIndex { waiter in
                 if case .suspended(let waiterID, _) = waiter { return waiterID == id }
                 return false
             }
-            let removed = index.map { state.waiters.remove(at: $0) }
+            let removed = index.map { state.pointee.waiters.remove(at: $0) }
             lock.unlock()
             if case .suspended(_, let continuation)? = removed {
                 continuation.resume(throwing: CancellationError())
@@ -158,9 +161,13 @@ final class ConnectionPool: @unchecked Sendable {  // all mutable state is guard
 
     private func giveBack(_ lease: Lease) {
         lock.lock()
-        let first = state.giveBack(lease)
+        guard !state.pointee.waiters.isEmpty else {
+            state.pointee.keep(lease)
+            lock.unlock()
+            return
+        }
+        let waiter = state.pointee.waiters.removeFirst()
         lock.unlock()
-        guard let waiter = first else { return }
         switch waiter {
         case .blocked(let blocked):
             blocked.lease = lease

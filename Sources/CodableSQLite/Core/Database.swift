@@ -30,8 +30,19 @@ extension SQLite {
         let writerPool: ConnectionPool
         /// Reader connections of a WAL file; `nil` when reads use the writer (in-memory databases).
         let readerPool: ConnectionPool?
-        /// State the layers above keep per database (see ``attachment(_:make:)``).
-        private var attachments: [ObjectIdentifier: any AnyObject & Sendable] = [:]
+        /// State the layers above keep per database (see ``attachment(_:make:)``): a short list,
+        /// read and written under `attachmentsLock`, behind a pointer because a class's stored
+        /// `var` costs a dynamic exclusivity check on every access (the model layer reads its
+        /// registry on every call).
+        private let attachments: UnsafeMutablePointer<[Attachment]> = {
+            let list = UnsafeMutablePointer<[Attachment]>.allocate(capacity: 1)
+            list.initialize(to: [])
+            return list
+        }()
+        private struct Attachment {
+            let type: ObjectIdentifier
+            let state: AnyObject
+        }
         /// Recursive: a layer's `make` may ask for another layer's attachment.
         private let attachmentsLock = NSRecursiveLock()
         /// Told about the writer's transactions (see ``addTransactionObserver(_:)``).
@@ -119,10 +130,19 @@ extension SQLite {
         func attachment<State: AnyObject & Sendable>(_ type: State.Type, make: (Database) -> State) -> State {
             attachmentsLock.lock()
             defer { attachmentsLock.unlock() }
-            if let existing = attachments[ObjectIdentifier(type)] as? State { return existing }
+            let key = ObjectIdentifier(type)
+            for attachment in attachments.pointee where attachment.type == key {
+                // Stored under `State`'s own identifier below: no checked cast needed.
+                return unsafeDowncast(attachment.state, to: State.self)
+            }
             let state = make(self)
-            attachments[ObjectIdentifier(type)] = state
+            attachments.pointee.append(Attachment(type: key, state: state))
             return state
+        }
+
+        deinit {
+            attachments.deinitialize(count: 1)
+            attachments.deallocate()
         }
 
         /// Registers `observer` for every commit and rollback of the writer, for the life of the

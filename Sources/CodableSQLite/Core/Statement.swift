@@ -199,43 +199,56 @@ final class Statement {
 
     // MARK: Parameters
 
-    /// Named and positional parameters of the statement, resolved once.
-    struct ParameterMap {
+    /// Named and positional parameters of the statement, resolved once. A class: each bind reads
+    /// it, and a struct of three collections was three retains and releases a call.
+    final class ParameterMap {
         /// Name without its `:`/`@`/`$` prefix → first parameter index with that name.
-        var indexes: [String: Int32] = [:]
+        let indexes: [String: Int32]
         /// The same name under several prefixes (`:id` and `@id`): the further indexes.
-        var extraIndexes: [String: [Int32]] = [:]
+        let extraIndexes: [String: [Int32]]
         /// Parameters written `?` or `?NNN`.
-        var positionalCount = 0
-        var count: Int32 = 0
+        let positionalCount: Int
+        let count: Int32
         /// Names as written in the SQL, for error messages.
-        var writtenNames: [String] = []
+        let writtenNames: [String]
+
+        /// The parameters of `handle`, as SQLite reports them.
+        init(of handle: OpaquePointer) {
+            var indexes: [String: Int32] = [:]
+            var extraIndexes: [String: [Int32]] = [:]
+            var positionalCount = 0
+            var writtenNames: [String] = []
+            count = sqlite3_bind_parameter_count(handle)
+            if count > 0 {
+                for index in 1...count {
+                    guard let cName = sqlite3_bind_parameter_name(handle, index) else {
+                        positionalCount += 1
+                        continue
+                    }
+                    let written = String(cString: cName)
+                    if written.hasPrefix("?") {
+                        positionalCount += 1
+                        continue
+                    }
+                    writtenNames.append(written)
+                    let name = String(written.dropFirst())
+                    if indexes[name] == nil {
+                        indexes[name] = index
+                    } else {
+                        extraIndexes[name, default: []].append(index)
+                    }
+                }
+            }
+            self.indexes = indexes
+            self.extraIndexes = extraIndexes
+            self.positionalCount = positionalCount
+            self.writtenNames = writtenNames
+        }
     }
 
     var parameters: ParameterMap {
         if let parameterMap { return parameterMap }
-        var map = ParameterMap()
-        map.count = sqlite3_bind_parameter_count(handle)
-        if map.count > 0 {
-            for index in 1...map.count {
-                guard let cName = sqlite3_bind_parameter_name(handle, index) else {
-                    map.positionalCount += 1
-                    continue
-                }
-                let written = String(cString: cName)
-                if written.hasPrefix("?") {
-                    map.positionalCount += 1
-                    continue
-                }
-                map.writtenNames.append(written)
-                let name = String(written.dropFirst())
-                if map.indexes[name] == nil {
-                    map.indexes[name] = index
-                } else {
-                    map.extraIndexes[name, default: []].append(index)
-                }
-            }
-        }
+        let map = ParameterMap(of: handle)
         parameterMap = map
         return map
     }
