@@ -10,7 +10,7 @@ import Foundation
 //
 // Build it at each commit (a clone per commit) and compare the totals; BENCHMARKS.md has the last
 // comparison. Scenarios: A-encoder, A-models, A-models-assigned, B-models, C-models, C-decoder,
-// D-models, F-filter, G-graph, T-commits; C-models-file and C-decoder-file on a WAL file.
+// C-missing (ids that are not there), D-models, F-filter, G-graph, T-commits; C-models-file and C-decoder-file on a WAL file.
 
 /// A deterministic spread of `index` (a multiplicative hash): the same data in every run.
 func spread(_ index: Int, _ salt: UInt64) -> UInt64 {
@@ -121,6 +121,15 @@ case "C-models", "C-models-file":
     check(found == n * passes, "C found \(found)")
     print("C-models: \(found) found")
 
+case "C-missing":
+    try db.save(items(n))
+    var missing = 0
+    for id in (n + 1)...(2 * n) {
+        if try db.get(Item.self, id: id) == nil { missing += 1 }
+    }
+    check(missing == n, "C-missing found \(n - missing)")
+    print("C-missing: \(missing) not found")
+
 case "C-decoder", "C-decoder-file":
     try db.save(items(n))
     let decoder = SQLite.Decoder(db)
@@ -169,6 +178,6 @@ case "T-commits":
     print("T-commits: 5000 saves")
 
 default:
-    FileHandle.standardError.write(Data("usage: scenarios A-encoder|A-models|A-models-assigned|B-models|C-models[-file]|C-decoder[-file]|D-models|F-filter|G-graph|T-commits\n".utf8))
+    FileHandle.standardError.write(Data("usage: scenarios A-encoder|A-models|A-models-assigned|B-models|C-models[-file]|C-decoder[-file]|C-missing|D-models|F-filter|G-graph|T-commits\n".utf8))
     exit(2)
 }

@@ -65,13 +65,6 @@ extension Statement {
     }
 }
 
-/// "The statement has no row", thrown by the single-row decodes so that their callers' closures
-/// return `T` rather than `T?`: code not specialized for `T` (a public generic called from another
-/// module) looks up `Optional<T>`'s metadata in each function that holds a `T?`, about 325
-/// instructions each, which was three lookups (6% of the instructions) of every
-/// `get(_:id:)`. The public calls catch it and return `nil`.
-struct NoRow: Error {}
-
 extension RawConnection {
     /// Runs `body` for each element, in one transaction (a savepoint inside an open one): all
     /// elements or none. An ``SQLite/Error`` gets the failing element's index.

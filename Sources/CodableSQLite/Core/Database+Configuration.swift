@@ -26,7 +26,8 @@ extension SQLite.Database {
         /// ``Durability/processCrash``.
         public var durability: Durability = .processCrash
         /// How much of a database file each connection reads through memory-mapped I/O, in bytes
-        /// (`PRAGMA mmap_size`); 0 reads everything with `read()`. Default: 256 MiB.
+        /// (`PRAGMA mmap_size`); 0, or a negative value, reads everything with `read()`.
+        /// Default: 256 MiB on macOS and Linux, 0 on iOS, tvOS, watchOS and visionOS.
         ///
         /// ```swift
         /// configuration.memoryMapSize = 0   // no memory-mapped reads
@@ -34,10 +35,22 @@ extension SQLite.Database {
         ///
         /// A page read through the map is not copied into the connection's page cache, which
         /// makes lookups in a file larger than that cache (2 MB) cheaper. SQLite maps the file
-        /// read-only and still writes with `write()`, so a stray write cannot reach the file. The
-        /// operating system may refuse or cap the map (SQLite's compile-time maximum); reads
-        /// then fall back to `read()`. Pages still in the WAL file are read from it as before.
+        /// read-only and still writes with `write()`, so a stray write cannot reach the file.
+        /// SQLite caps the size at its compile-time maximum (`SQLITE_MAX_MMAP_SIZE`, which some
+        /// builds set to 0: no map), and reads with `read()` when the operating system refuses
+        /// the map. Pages still in the WAL file are read from it as before.
+        ///
+        /// The cost: an I/O error on a mapped page stops the process (`SIGBUS`) where `read()`
+        /// would have failed the statement with ``SQLite/ResultCode/ioError``. Keep it at 0 for
+        /// files on storage that can fail or vanish (a network share, removable media), for a file
+        /// something other than SQLite may truncate, and on Apple devices for files whose data
+        /// protection makes them unreadable while the device is locked (why it is 0 there by
+        /// default).
+        #if os(iOS) || os(tvOS) || os(watchOS) || os(visionOS)
+        public var memoryMapSize: Int = 0
+        #else
         public var memoryMapSize: Int = 256 << 20
+        #endif
 
         private var explicitPath: String?
 

@@ -19,7 +19,7 @@ extension SQLite {
     ///
     /// Calls made on the database from inside `inTransaction(_:)` run on that transaction and
     /// see its uncommitted writes. Every statement is prepared once and cached.
-    public final class Database: @unchecked Sendable {  // connections are only touched under their lock or pool
+    public final class Database: @unchecked Sendable {  // connections are only touched under their pool; attachments under attachmentsLock
         /// The path or URI the database was opened with.
         public let path: String
         /// The configuration the database was opened with.
@@ -30,19 +30,8 @@ extension SQLite {
         let writerPool: ConnectionPool
         /// Reader connections of a WAL file; `nil` when reads use the writer (in-memory databases).
         let readerPool: ConnectionPool?
-        /// State the layers above keep per database (see ``attachment(_:make:)``): a short list,
-        /// read and written under `attachmentsLock`, behind a pointer because a class's stored
-        /// `var` costs a dynamic exclusivity check on every access (the model layer reads its
-        /// registry on every call).
-        private let attachments: UnsafeMutablePointer<[Attachment]> = {
-            let list = UnsafeMutablePointer<[Attachment]>.allocate(capacity: 1)
-            list.initialize(to: [])
-            return list
-        }()
-        private struct Attachment {
-            let type: ObjectIdentifier
-            let state: AnyObject
-        }
+        /// State the layers above keep per database (see ``attachment(_:make:)``).
+        private let attachments = AttachmentList()
         /// Recursive: a layer's `make` may ask for another layer's attachment.
         private let attachmentsLock = NSRecursiveLock()
         /// Told about the writer's transactions (see ``addTransactionObserver(_:)``).
@@ -130,19 +119,12 @@ extension SQLite {
         func attachment<State: AnyObject & Sendable>(_ type: State.Type, make: (Database) -> State) -> State {
             attachmentsLock.lock()
             defer { attachmentsLock.unlock() }
-            let key = ObjectIdentifier(type)
-            for attachment in attachments.pointee where attachment.type == key {
-                // Stored under `State`'s own identifier below: no checked cast needed.
-                return unsafeDowncast(attachment.state, to: State.self)
-            }
+            if let existing = attachments.state(State.self) { return existing }
             let state = make(self)
-            attachments.pointee.append(Attachment(type: key, state: state))
+            // `make` may have asked for this very attachment meanwhile: the first one made stays.
+            if let existing = attachments.state(State.self) { return existing }
+            attachments.entries.pointee.append(AttachmentList.Entry(type: ObjectIdentifier(State.self), state: state))
             return state
-        }
-
-        deinit {
-            attachments.deinitialize(count: 1)
-            attachments.deallocate()
         }
 
         /// Registers `observer` for every commit and rollback of the writer, for the life of the
@@ -198,18 +180,26 @@ extension SQLite {
             let result: R
             do {
                 result = try body(connection)
+            } catch is NoRow where !connection.isAutocommit {
+                // `BEGIN` is a single-row decode's SQL without a row: still the caller's mistake.
+                connection.rollbackQuietly()
+                throw transactionLeftOpen()
             } catch {
                 connection.rollbackQuietly()
                 throw error
             }
             if !connection.isAutocommit {
                 connection.rollbackQuietly()
-                throw SQLite.Error(
-                    code: .misuse,
-                    message: "The SQL left a transaction open (BEGIN without COMMIT), so it was rolled back; "
-                        + "use inTransaction { … } to group statements")
+                throw transactionLeftOpen()
             }
             return result
+        }
+
+        private static func transactionLeftOpen() -> SQLite.Error {
+            SQLite.Error(
+                code: .misuse,
+                message: "The SQL left a transaction open (BEGIN without COMMIT), so it was rolled back; "
+                    + "use inTransaction { … } to group statements")
         }
 
         // MARK: Statements
@@ -330,5 +320,39 @@ extension Statement {
         let rest = body.dropFirst(qualifiedName.count).drop(while: { $0.isWhitespace })
         if rest.first == "(" { return Self.queryPragmasWithArgument.contains(name) }
         return !Self.writingPragmas.contains(name)
+    }
+}
+
+/// The upper layers' attachments to one database (see `Database.attachment(_:make:)`): a short
+/// list searched by type, read and written under the database's `attachmentsLock`. Behind a
+/// pointer because a class's stored `var` costs a dynamic exclusivity check on every access, and
+/// the model layer finds its table registry here on every call; in a class of its own so that a
+/// database whose `init` throws still frees it.
+private final class AttachmentList {
+    struct Entry {
+        let type: ObjectIdentifier
+        let state: any AnyObject & Sendable
+    }
+
+    let entries: UnsafeMutablePointer<[Entry]>
+
+    init() {
+        entries = .allocate(capacity: 1)
+        entries.initialize(to: [])
+    }
+
+    deinit {
+        entries.deinitialize(count: 1)
+        entries.deallocate()
+    }
+
+    /// The attachment of type `State`, if made.
+    func state<State: AnyObject & Sendable>(_ type: State.Type) -> State? {
+        let key = ObjectIdentifier(State.self)
+        for entry in entries.pointee where entry.type == key {
+            // Stored under `State`'s own identifier: no checked cast needed.
+            return unsafeDowncast(entry.state, to: State.self)
+        }
+        return nil
     }
 }

@@ -14,7 +14,7 @@ final class RawConnection: @unchecked Sendable {  // used by one thread at a tim
         var isQueryOnly = false
         var busyTimeout: TimeInterval = 5
         var foreignKeysEnabled = true
-        /// `PRAGMA mmap_size` for file databases; 0 leaves SQLite's default (no map).
+        /// `PRAGMA mmap_size` for file databases; 0 reads without a map.
         var memoryMapSize = 0
         /// Reports every statement run (``SQLite/Database/trace(_:)``).
         var trace: StatementTrace?
@@ -103,7 +103,8 @@ final class RawConnection: @unchecked Sendable {  // used by one thread at a tim
             try execute("PRAGMA schema_version")
             try execute("PRAGMA foreign_keys = \(options.foreignKeysEnabled ? "ON" : "OFF")")
             if options.isQueryOnly { try execute("PRAGMA query_only = ON") }
-            if options.memoryMapSize > 0, isFileBacked { try execute("PRAGMA mmap_size = \(options.memoryMapSize)") }
+            // Set even to 0: SQLite's own default may be a map (SQLITE_DEFAULT_MMAP_SIZE).
+            if isFileBacked { try execute("PRAGMA mmap_size = \(options.memoryMapSize)") }
         } catch let error as SQLite.Error {
             throw SQLite.Error(
                 code: error.code, extendedCode: error.extendedCode,

@@ -12,8 +12,19 @@ final class ModelRegistry: TransactionObserver, @unchecked Sendable {  // every 
     }
 
     private let lock = NSLock()
-    private var committed = Tables()
-    private var uncommitted = Tables()
+    /// The committed tables and the writer's open transaction's, read and written under `lock`;
+    /// behind a pointer because a class's stored `var` costs a dynamic exclusivity check on each
+    /// access, and every model call looks its table up here.
+    private let tables: UnsafeMutablePointer<(committed: Tables, uncommitted: Tables)> = {
+        let tables = UnsafeMutablePointer<(committed: Tables, uncommitted: Tables)>.allocate(capacity: 1)
+        tables.initialize(to: (Tables(), Tables()))
+        return tables
+    }()
+
+    deinit {
+        tables.deinitialize(count: 1)
+        tables.deallocate()
+    }
     private var tableCreatedHandlers: [(ModelReflection, RawConnection) throws -> Void] = []
 
     /// Calls `handler` whenever a model's table is created, on the writer, inside the creating
@@ -30,8 +41,9 @@ final class ModelRegistry: TransactionObserver, @unchecked Sendable {  // every 
 
     /// The table prepared for `type`; `includingUncommitted` for the writer's open transaction.
     func table(for type: Any.Type, includingUncommitted: Bool) -> ModelTable? {
-        lock.withLock {
-            (includingUncommitted ? uncommitted.byType[ObjectIdentifier(type)] : nil) ?? committed.byType[ObjectIdentifier(type)]
+        let key = ObjectIdentifier(type)
+        return lock.withLock {
+            (includingUncommitted ? tables.pointee.uncommitted.byType[key] : nil) ?? tables.pointee.committed.byType[key]
         }
     }
 
@@ -40,43 +52,49 @@ final class ModelRegistry: TransactionObserver, @unchecked Sendable {  // every 
         lock.withLock {
             let key = ObjectIdentifier(table.schema.modelType)
             if isCommitted {
-                if table.isWritable || committed.byType[key] == nil { committed.byType[key] = table }
+                if table.isWritable || tables.pointee.committed.byType[key] == nil { tables.pointee.committed.byType[key] = table }
             } else {
-                uncommitted.byType[key] = table
+                tables.pointee.uncommitted.byType[key] = table
             }
         }
     }
 
     func hasKeyValueTable(includingUncommitted: Bool) -> Bool {
-        lock.withLock { committed.hasKeyValueTable || (includingUncommitted && uncommitted.hasKeyValueTable) }
+        lock.withLock {
+            tables.pointee.committed.hasKeyValueTable || (includingUncommitted && tables.pointee.uncommitted.hasKeyValueTable)
+        }
     }
 
     func noteKeyValueTable(committed isCommitted: Bool) {
         lock.withLock {
-            if isCommitted { committed.hasKeyValueTable = true } else { uncommitted.hasKeyValueTable = true }
+            if isCommitted {
+                tables.pointee.committed.hasKeyValueTable = true
+            } else {
+                tables.pointee.uncommitted.hasKeyValueTable = true
+            }
         }
     }
 
     /// The writer's transaction committed: what it made is there for everyone.
     func transactionDidCommit() {
         lock.withLock {
-            committed.byType.merge(uncommitted.byType) { _, new in new }
-            committed.hasKeyValueTable = committed.hasKeyValueTable || uncommitted.hasKeyValueTable
-            uncommitted = Tables()
+            tables.pointee.committed.byType.merge(tables.pointee.uncommitted.byType) { _, new in new }
+            if tables.pointee.uncommitted.hasKeyValueTable { tables.pointee.committed.hasKeyValueTable = true }
+            tables.pointee.uncommitted = Tables()
         }
     }
 
     /// The writer's transaction, or one of its savepoints, rolled back: forget what it may have
     /// made (all of it, to be safe: what still exists is found again).
     func transactionDidRollBack() {
-        lock.withLock { uncommitted = Tables() }
+        lock.withLock { tables.pointee.uncommitted = Tables() }
     }
 
     /// Forgets everything, after migrations changed the schema.
     func reset() {
         lock.withLock {
-            committed = Tables()
-            uncommitted = Tables()
+            tables.pointee.committed = Tables()
+            tables.pointee.uncommitted = Tables()
         }
     }
 }

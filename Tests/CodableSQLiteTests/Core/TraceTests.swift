@@ -1,4 +1,3 @@
-import CodableModels
 import Foundation
 import Testing
 @testable import CodableSQLite

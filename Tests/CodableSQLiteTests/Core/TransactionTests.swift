@@ -119,6 +119,23 @@ struct TransactionTests {
         #expect(try counted(db) == 0)
     }
 
+    @Test func aSingleRowDecodeThatLeavesATransactionOpenIsReportedAndRolledBack() throws {
+        for db in try TestDatabases.both() {
+            try db.execute(raw: "CREATE TABLE t (x)")
+            let decoder = SQLite.Decoder(db)
+            // BEGIN has no row: the single-row call must still report the transaction it opened.
+            for sql in ["BEGIN", "SAVEPOINT s"] {
+                let error = #expect(throws: SQLite.Error.self) { try decoder.decode(Int.self, using: sql) }
+                #expect(error?.code == .misuse)
+                #expect(error?.message.contains("left a transaction open") == true)
+            }
+            // Nothing stays open: the next write commits on its own, and other connections see it.
+            try db.write("INSERT INTO t VALUES (1)")
+            #expect(try decoder.decode(Int.self, using: "SELECT count(*) FROM t") == 1)
+            #expect(try decoder.decode(Int.self, using: "SELECT x FROM t WHERE x = 2") == nil)
+        }
+    }
+
     @Test func nothingRunsInABlockWhoseTransactionSQLiteRolledBack() throws {
         for db in try TestDatabases.both() {
             try db.execute(raw: "CREATE TABLE t (x PRIMARY KEY)")
