@@ -30,8 +30,11 @@ extension SQLite.Sync {
         var latest: [String: [String: (seq: Int64, fields: Set<String>?)]] = [:]
         for entry in entries {
             guard let model = model(of: entry.table), let id = model.canonicalID(entry.id) else { continue }
-            let fields = latest[model.table]?[id].map { known in known.fields.flatMap { known in entry.fields.map { known.union($0) } } }
-            latest[model.table, default: [:]][id] = (entry.seq, fields ?? entry.fields)
+            var fields = entry.fields
+            if let earlier = latest[model.table]?[id] {
+                fields = earlier.fields.flatMap { earlierFields in entry.fields.map { earlierFields.union($0) } }
+            }
+            latest[model.table, default: [:]][id] = (entry.seq, fields)
         }
         let pulled = try await outbox.pulledVersion()
         var changes: [SyncChange] = []

@@ -26,8 +26,7 @@ final class ConnectionPool: @unchecked Sendable {  // all mutable state is guard
         case suspended(id: UInt64, CheckedContinuation<Lease, any Error>)
     }
 
-    /// Everything `lock` guards, in one value behind a pointer: a class's stored `var`s each cost
-    /// a dynamic exclusivity check per access (two runtime calls), which `lock` makes needless.
+    /// Everything `lock` guards, in one value.
     private struct State {
         var available: [RawConnection]
         var openCount: Int
@@ -57,19 +56,13 @@ final class ConnectionPool: @unchecked Sendable {  // all mutable state is guard
 
     private let lock = NSLock()
     /// Read and written only under `lock`.
-    private let state: UnsafeMutablePointer<State>
+    private let state: UncheckedState<State>
     private let openConnection: () throws -> RawConnection
 
     /// A pool that opens connections with `open`, up to `maximumCount`, starting with `initial`.
     init(maximumCount: Int, initial: [RawConnection] = [], open: @escaping () throws -> RawConnection) {
-        state = .allocate(capacity: 1)
-        state.initialize(to: State(available: initial, openCount: initial.count, maximumCount: max(1, maximumCount, initial.count)))
+        state = UncheckedState(State(available: initial, openCount: initial.count, maximumCount: max(1, maximumCount, initial.count)))
         openConnection = open
-    }
-
-    deinit {
-        state.deinitialize(count: 1)
-        state.deallocate()
     }
 
     // MARK: Taking

@@ -30,8 +30,14 @@ extension SQLite {
         let writerPool: ConnectionPool
         /// Reader connections of a WAL file; `nil` when reads use the writer (in-memory databases).
         let readerPool: ConnectionPool?
-        /// State the layers above keep per database (see ``attachment(_:make:)``).
-        private let attachments = AttachmentList()
+        /// State the layers above keep per database (see ``attachment(_:make:)``): a short list,
+        /// read and written under `attachmentsLock` (the model layer finds its registry here on
+        /// every call).
+        private let attachments = UncheckedState<[Attachment]>([])
+        private struct Attachment {
+            let type: ObjectIdentifier
+            let state: any AnyObject & Sendable
+        }
         /// Recursive: a layer's `make` may ask for another layer's attachment.
         private let attachmentsLock = NSRecursiveLock()
         /// Told about the writer's transactions (see ``addTransactionObserver(_:)``).
@@ -119,12 +125,23 @@ extension SQLite {
         func attachment<State: AnyObject & Sendable>(_ type: State.Type, make: (Database) -> State) -> State {
             attachmentsLock.lock()
             defer { attachmentsLock.unlock() }
-            if let existing = attachments.state(State.self) { return existing }
+            if let existing = existingAttachment(State.self) { return existing }
             let state = make(self)
             // `make` may have asked for this very attachment meanwhile: the first one made stays.
-            if let existing = attachments.state(State.self) { return existing }
-            attachments.entries.pointee.append(AttachmentList.Entry(type: ObjectIdentifier(State.self), state: state))
+            if let existing = existingAttachment(State.self) { return existing }
+            attachments.pointee.append(Attachment(type: ObjectIdentifier(State.self), state: state))
             return state
+        }
+
+        /// The attachment of type `State`, if made; the caller holds `attachmentsLock`.
+        @inline(__always)
+        private func existingAttachment<State: AnyObject & Sendable>(_ type: State.Type) -> State? {
+            let key = ObjectIdentifier(State.self)
+            for attachment in attachments.pointee where attachment.type == key {
+                // Stored under `State`'s own identifier: no checked cast needed.
+                return unsafeDowncast(attachment.state, to: State.self)
+            }
+            return nil
         }
 
         /// Registers `observer` for every commit and rollback of the writer, for the life of the
@@ -320,39 +337,5 @@ extension Statement {
         let rest = body.dropFirst(qualifiedName.count).drop(while: { $0.isWhitespace })
         if rest.first == "(" { return Self.queryPragmasWithArgument.contains(name) }
         return !Self.writingPragmas.contains(name)
-    }
-}
-
-/// The upper layers' attachments to one database (see `Database.attachment(_:make:)`): a short
-/// list searched by type, read and written under the database's `attachmentsLock`. Behind a
-/// pointer because a class's stored `var` costs a dynamic exclusivity check on every access, and
-/// the model layer finds its table registry here on every call; in a class of its own so that a
-/// database whose `init` throws still frees it.
-private final class AttachmentList {
-    struct Entry {
-        let type: ObjectIdentifier
-        let state: any AnyObject & Sendable
-    }
-
-    let entries: UnsafeMutablePointer<[Entry]>
-
-    init() {
-        entries = .allocate(capacity: 1)
-        entries.initialize(to: [])
-    }
-
-    deinit {
-        entries.deinitialize(count: 1)
-        entries.deallocate()
-    }
-
-    /// The attachment of type `State`, if made.
-    func state<State: AnyObject & Sendable>(_ type: State.Type) -> State? {
-        let key = ObjectIdentifier(State.self)
-        for entry in entries.pointee where entry.type == key {
-            // Stored under `State`'s own identifier: no checked cast needed.
-            return unsafeDowncast(entry.state, to: State.self)
-        }
-        return nil
     }
 }

@@ -12,19 +12,9 @@ final class ModelRegistry: TransactionObserver, @unchecked Sendable {  // every 
     }
 
     private let lock = NSLock()
-    /// The committed tables and the writer's open transaction's, read and written under `lock`;
-    /// behind a pointer because a class's stored `var` costs a dynamic exclusivity check on each
-    /// access, and every model call looks its table up here.
-    private let tables: UnsafeMutablePointer<(committed: Tables, uncommitted: Tables)> = {
-        let tables = UnsafeMutablePointer<(committed: Tables, uncommitted: Tables)>.allocate(capacity: 1)
-        tables.initialize(to: (Tables(), Tables()))
-        return tables
-    }()
-
-    deinit {
-        tables.deinitialize(count: 1)
-        tables.deallocate()
-    }
+    /// The committed tables and the writer's open transaction's, read and written under `lock`
+    /// (every model call looks its table up here).
+    private let tables = UncheckedState((committed: Tables(), uncommitted: Tables()))
     private var tableCreatedHandlers: [(ModelReflection, RawConnection) throws -> Void] = []
 
     /// Calls `handler` whenever a model's table is created, on the writer, inside the creating
