@@ -41,16 +41,17 @@ extension Postgres.Database {
     /// that transaction may hold), holding an advisory lock named after the table: several app
     /// instances preparing the same table at once take turns, and the later ones find it ready.
     ///
-    /// It waits at most 10 seconds for a lock: a table is prepared on a connection of its own, so
+    /// It waits at most ``schemaLockWait`` (10 seconds) for a lock: a table is prepared on a connection of its own, so
     /// it cannot see through the caller's transaction, and DDL that needs a lock that transaction
     /// holds (a foreign key to a table it wrote) would otherwise wait for it forever.
     func prepare(_ table: PostgresTable, indexes: [String]) async throws {
+        let wait = Self.schemaLockWait
         do {
             try await prepareWaitingForLocks(table, indexes: indexes)
         } catch let error as Postgres.Error where error.sqlState == "55P03" {
             let model = table.schema.modelType
             throw Postgres.Error(.server, sqlState: "55P03", message: """
-                preparing the table of \(model) (creating or changing it, its indexes or link tables) waited 10 s for \
+                preparing the table of \(model) (creating or changing it, its indexes or link tables) waited \(wait) for \
                 a lock another transaction holds. Tables are prepared on a connection of their own, so this can be the \
                 caller's own transaction, when it has written a table that \(model) refers to (a relationship's \
                 target) before the first use of \(model): use \(model) once before such a transaction. (\(error.message))
@@ -58,12 +59,16 @@ extension Postgres.Database {
         }
     }
 
+    /// How long preparing a table waits for a lock before it fails with `55P03` (tests shorten it).
+    @TaskLocal static var schemaLockWait = Duration.seconds(10)
+
     private func prepareWaitingForLocks(_ table: PostgresTable, indexes: [String]) async throws {
         try await transactionOnOwnConnection { session in
                 // Instances take turns under the advisory lock (as long as another needs); the
                 // limit is for the locks the DDL itself takes.
                 try await session.lock(table: table.schema.table)
-                _ = try await session.rows("SET LOCAL lock_timeout = '10s'")
+                let wait = Self.schemaLockWait.components
+                _ = try await session.rows("SET LOCAL lock_timeout = '\(max(1, wait.seconds * 1_000 + wait.attoseconds / 1_000_000_000_000_000))ms'")
                 var binds = PostgresBindings()
                 binds.append(table.schema.table)
                 let existing = try await session.rows("""

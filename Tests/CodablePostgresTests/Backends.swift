@@ -107,6 +107,88 @@ extension Trait where Self == TimeLimitTrait {
     }
 }
 
+/// At most ``limit`` tests of the suites marked `.serverShare` run at once.
+///
+/// Each such test opens its own database on the server, two or three connection pools and a
+/// listening connection. Started all at once (Swift Testing starts every test of the suite
+/// together), they put a few hundred connection handshakes and some thousand statements on NIO's
+/// two event-loop threads and the machine's two cores within seconds, and a first observation,
+/// which needs a table, its triggers, a listening connection and a read, waited 3–6 s for its turn
+/// (over 10 s with a build running beside): the "observers' stall" (RELIABILITY.md).
+///
+/// `TEST_SERVER_SHARE=0` lifts the limit, which reproduces the stall's long waits
+/// (`Scripts/repeat-tests` prints them).
+struct ServerShare: TestTrait, SuiteTrait, TestScoping {
+    static let limit: Int = {
+        let value = ProcessInfo.processInfo.environment["TEST_SERVER_SHARE"].flatMap { Int($0) } ?? 6
+        return value > 0 ? value : Int.max
+    }()
+    private static let slots = Slots(limit)
+
+    var isRecursive: Bool { true }
+
+    func scopeProvider(for test: Test, testCase: Test.Case?) -> Self? {
+        testCase == nil ? nil : self   // each test case takes a slot; a suite as a whole does not
+    }
+
+    func provideScope(for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void) async throws {
+        await Self.slots.take()
+        do {
+            try await function()
+        } catch {
+            await Self.slots.give()
+            throw error
+        }
+        await Self.slots.give()
+    }
+
+    /// A counting semaphore for tasks, first come first served.
+    private actor Slots {
+        private var free: Int
+        private var waiting: [CheckedContinuation<Void, Never>] = []
+
+        init(_ count: Int) { free = count }
+
+        func take() async {
+            if free > 0 {
+                free -= 1
+                return
+            }
+            await withCheckedContinuation { waiting.append($0) }
+        }
+
+        func give() {
+            if waiting.isEmpty { free += 1 } else { waiting.removeFirst().resume() }
+        }
+    }
+}
+
+extension Trait where Self == ServerShare {
+    /// Runs the suite's tests at most ``ServerShare/limit`` at a time with the other server suites'.
+    static var serverShare: Self { ServerShare() }
+}
+
+/// How long a test waits for something that normally takes milliseconds (a commit reaching an
+/// observer): 10 s, three times that under a sanitizer, where everything runs several times
+/// slower. Waits are woken by the event they wait for, so the limit is only ever reached by a
+/// failure.
+enum TestWait {
+    static let seconds: Double = 10
+
+    static func scaled(_ seconds: Double) -> Double {
+        Backend.isSanitized ? seconds * 3 : seconds
+    }
+
+    /// Prints a wait that took over 2 s (`Scripts/repeat-tests` collects these lines), so that a
+    /// slowdown is seen long before it fails a test.
+    static func report(since start: ContinuousClock.Instant, at location: SourceLocation) {
+        let waited = ContinuousClock.now - start
+        guard waited > .seconds(2) else { return }
+        let seconds = Double(waited.components.seconds) + Double(waited.components.attoseconds) / 1e18
+        print("slow wait: \(String(format: "%.1f", seconds)) s at \(location.fileName):\(location.line)")
+    }
+}
+
 /// A small deterministic generator (SplitMix64), so a failing sequence can be replayed.
 struct SeededRandom: RandomNumberGenerator {
     var state: UInt64

@@ -7,7 +7,7 @@ import CodableSQLite
 
 /// One set of live-query and change-batch tests, run against SQLite and (with the Postgres
 /// trait) a real PostgreSQL server, through the public ``ObservableModelStore`` protocol.
-@Suite("Live queries on SQLite and PostgreSQL", .hangLimit(minutes: 1))
+@Suite("Live queries on SQLite and PostgreSQL", .serverShare, .hangLimit(minutes: 1))
 struct LiveQueriesOnBothBackendsTests {
     struct Chore: UUIDModel, Equatable, Sendable {
         let id: UUID
@@ -139,49 +139,84 @@ struct LiveQueriesOnBothBackendsTests {
 
 struct Rollback: Error {}
 
-/// What an observation produced, collected by a task of its own.
+/// What an observation produced, collected by a task of its own. Waits are woken by arrivals
+/// (no polling), and give up after a deadline.
 final class Collected<Value: Sendable>: @unchecked Sendable {  // state is guarded by `lock`
     private let lock = NSLock()
     private var stored: [Value] = []
     private var isEnded = false
     private var failure: (any Error)?
     private var task: Task<Void, Never>?
+    /// How many times the state changed: a wait that read the state before a change is woken at once.
+    private var arrivals = 0
+    /// Waits to wake at the next arrival (or the end), by id.
+    private var waiters: [UUID: CheckedContinuation<Void, Never>] = [:]
 
     init<S: AsyncSequence & Sendable>(_ sequence: S) where S.Element == Value {
         task = Task { [self] in
             do {
-                for try await value in sequence { lock.withLock { stored.append(value) } }
+                for try await value in sequence { update { $0.stored.append(value) } }
             } catch {
-                lock.withLock { failure = error }
+                update { $0.failure = error }
             }
-            lock.withLock { isEnded = true }
+            update { $0.isEnded = true }
         }
     }
 
     var values: [Value] { lock.withLock { stored } }
 
-    /// Waits until the sequence ended; throws after `seconds`.
-    func waitForEnd(seconds: Double = 30, sourceLocation: SourceLocation = #_sourceLocation) async throws {
-        try await poll(seconds: seconds, sourceLocation: sourceLocation) { lock.withLock { isEnded } }
+    /// Waits until the sequence ended; fails the test and throws after `seconds`.
+    func waitForEnd(seconds: Double = TestWait.seconds, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        try await wait(seconds: seconds, sourceLocation: sourceLocation) { [self] _ in lock.withLock { isEnded } }
     }
 
-    /// Waits until `condition` holds for what arrived so far; throws after `seconds`.
-    func wait(seconds: Double = 30, sourceLocation: SourceLocation = #_sourceLocation, until condition: ([Value]) -> Bool) async throws {
-        try await poll(seconds: seconds, sourceLocation: sourceLocation) { condition(values) }
-    }
-
-    /// Polls `condition` every 2 ms; records what arrived and throws after `seconds` (six times
-    /// as long under a sanitizer).
-    private func poll(seconds: Double, sourceLocation: SourceLocation, _ condition: () -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(Backend.isSanitized ? seconds * 6 : seconds)
-        while !condition() {
-            guard ContinuousClock.now < deadline else {
+    /// Waits until `condition` holds for what arrived so far; fails the test and throws after
+    /// `seconds` (longer under a sanitizer: ``TestWait/scaled(_:)``).
+    func wait(seconds: Double = TestWait.seconds, sourceLocation: SourceLocation = #_sourceLocation, until condition: ([Value]) -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(TestWait.scaled(seconds))
+        let begun = ContinuousClock.now
+        defer { TestWait.report(since: begun, at: sourceLocation) }
+        while true {
+            let (snapshot, seen) = lock.withLock { (stored, arrivals) }
+            if condition(snapshot) { return }
+            guard await nextArrival(after: seen, before: deadline) else {
+                if condition(values) { return }
                 let (ended, error) = lock.withLock { (isEnded, failure) }
-                Issue.record("timed out; received \(values)\(ended ? ", then the sequence ended" : "")\(error.map { " with \($0)" } ?? "")", sourceLocation: sourceLocation)
+                Issue.record("nothing satisfied the wait in \(TestWait.scaled(seconds)) s; received \(values)\(ended ? ", then the sequence ended" : "")\(error.map { " with \($0)" } ?? "")", sourceLocation: sourceLocation)
                 throw TimedOut()
             }
-            try await Task.sleep(for: .milliseconds(2))
         }
+    }
+
+    /// Suspends until the state changes after the `seen`th change (`true`), or `deadline` passes
+    /// (`false`). A timer that fires before the wait is registered finds the deadline passed.
+    private func nextArrival(after seen: Int, before deadline: ContinuousClock.Instant) async -> Bool {
+        let id = UUID()
+        let timer = Task { [self] in
+            try? await Task.sleep(until: deadline)
+            lock.withLock { waiters.removeValue(forKey: id) }?.resume()
+        }
+        defer { timer.cancel() }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let now = lock.withLock { () -> Bool in
+                if arrivals != seen || ContinuousClock.now >= deadline { return true }
+                waiters[id] = continuation
+                return false
+            }
+            if now { continuation.resume() }
+        }
+        return lock.withLock { arrivals != seen }
+    }
+
+    /// Changes the state under the lock and wakes every wait.
+    private func update(_ change: (Collected) -> Void) {
+        let woken = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
+            change(self)
+            arrivals += 1
+            defer { waiters = [:] }
+            return Array(waiters.values)
+        }
+        for waiter in woken { waiter.resume() }
     }
 
     deinit { task?.cancel() }

@@ -4,7 +4,7 @@ import Foundation
 import Testing
 
 /// SQLite.Sync: device files kept in step through a real PostgreSQL server.
-@Suite("Sync: devices through a server", .needsPostgres, .serialized, .hangLimit(minutes: 2))
+@Suite("Sync: devices through a server", .serverShare, .needsPostgres, .serialized, .hangLimit(minutes: 2))
 struct SyncTests {
     struct Note: UUIDModel, Sendable, Equatable {
         let id: UUID
@@ -309,7 +309,7 @@ struct SyncTests {
         defer { runningA.cancel(); runningB.cancel() }
         let note = Note(id: UUID(), text: "live", done: false)
         try await b.db.save(note)
-        let deadline = ContinuousClock.now + .seconds(Backend.isSanitized ? 60 : 15)
+        let deadline = ContinuousClock.now + .seconds(TestWait.scaled(TestWait.seconds))
         var arrived = false
         while ContinuousClock.now < deadline {
             if try await localA.get(Note.self, id: note.id) == note { arrived = true; break }

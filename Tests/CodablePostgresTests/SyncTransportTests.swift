@@ -5,7 +5,7 @@ import Testing
 
 /// SQLite.Sync through its Codable protocol (as an app's own API carries it), and the cases where
 /// two writers meet in ways a plain push or pull does not show.
-@Suite("Sync: the transport, copies, refused deletes", .needsPostgres, .serialized, .hangLimit(minutes: 2))
+@Suite("Sync: the transport, copies, refused deletes", .serverShare, .needsPostgres, .serialized, .hangLimit(minutes: 2))
 struct SyncTransportTests {
     typealias Note = SyncTests.Note
     typealias Folder = SyncTests.Folder

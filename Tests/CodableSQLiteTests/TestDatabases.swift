@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 @testable import CodableSQLite
 
 /// Databases for tests: each file is unique, because tests run in parallel.
@@ -33,17 +34,29 @@ enum TestDatabases {
         #endif
     }()
 
-    /// The process's resident memory in bytes, for tests that memory stays flat (0 where it
-    /// cannot be read, or under AddressSanitizer, where it means nothing).
-    static func residentBytes() -> Int {
-        if isSanitized { return 0 }   // shadow memory and quarantines: resident size means nothing
+    /// The process's resident memory in bytes, for tests that memory stays flat; `nil` where it
+    /// cannot be read (off Linux) or means nothing (under a sanitizer: shadow memory, quarantines).
+    static func residentBytes() -> Int? {
+        if isSanitized { return nil }
         #if os(Linux)
-        guard let statm = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
+        guard let statm = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return nil }
         let fields = statm.split(separator: " ")
-        guard fields.count > 1, let pages = Int(fields[1]) else { return 0 }
+        guard fields.count > 1, let pages = Int(fields[1]) else { return nil }
         return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
         #else
-        return 0
+        return nil
         #endif
+    }
+
+    /// Expects resident memory to have grown by less than `limit` bytes from `before` to `after`
+    /// (two ``residentBytes()`` readings); where it cannot be measured, the test ends as skipped
+    /// with the reason (so this must be the test's last check) rather than passing a check it did
+    /// not make.
+    static func expectResidentGrowth(since before: Int?, below limit: Int, measuredAt after: Int?, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        guard let before, let after else {
+            try Test.cancel("resident memory cannot be measured here (a sanitizer, or not Linux): the memory check was not made",
+                            sourceLocation: sourceLocation)
+        }
+        #expect(after - before < limit, "resident memory grew by \(after - before) bytes", sourceLocation: sourceLocation)
     }
 }

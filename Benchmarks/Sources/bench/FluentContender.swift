@@ -1,3 +1,4 @@
+#if Fluent
 import FluentKit
 import FluentSQLiteDriver
 import Foundation
@@ -108,3 +109,4 @@ func blocking<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) thr
 private final class ResultBox<T>: @unchecked Sendable {  // written by the task before it signals, read after the wait
     var result: Result<T, any Error>?
 }
+#endif

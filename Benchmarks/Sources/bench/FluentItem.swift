@@ -1,3 +1,4 @@
+#if Fluent
 import FluentKit
 import Foundation
 
@@ -43,3 +44,4 @@ final class FluentItem: FluentKit.Model, @unchecked Sendable {  // Fluent requir
             .create()
     }
 }
+#endif

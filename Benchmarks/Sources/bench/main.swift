@@ -11,6 +11,9 @@ import GRDBSQLite
 //          --observation (only scenario F, live queries), --relationships (only scenario G),
 //          --scaling (only A and B at 10,000, 100,000 and 1,000,000 rows), --queries (only H),
 //          --structs (only I), --csv PATH (A–D and H as CSV, for Benchmarks/plot)
+//
+// Fluent is a default trait of this package; `--disable-default-traits` builds without it (CI's
+// smoke run does, to build no swift-nio).
 
 var settings = Settings()
 do {
@@ -20,16 +23,21 @@ do {
     exit(2)
 }
 
-let contenders: [ContenderKind] = [
-    ContenderKind(name: "limit", make: { try LimitC(path: $0) }, isBaseline: false, isOurs: false, isLimit: true),
-    ContenderKind(name: "raw C with Foundation", make: { try RawC(path: $0) }, isBaseline: true, isOurs: false),
-    ContenderKind(name: "CodableSQLite", make: { try CodableSQLiteContender(path: $0) }, isBaseline: false, isOurs: true),
-    ContenderKind(name: "GRDB hand-written", make: { try GRDBHandWritten(path: $0) }, isBaseline: false, isOurs: false),
-    ContenderKind(name: "GRDB Codable", make: { try GRDBCodable(path: $0) }, isBaseline: false, isOurs: false),
-    ContenderKind(name: "CodableSQLite models", make: { try CodableSQLiteModelsContender(path: $0) }, isBaseline: false, isOurs: false,
-                  isModels: true),
-    ContenderKind(name: "Fluent", make: { try FluentContender(path: $0) }, isBaseline: false, isOurs: false),
-]
+let contenders: [ContenderKind] = {
+    var kinds: [ContenderKind] = [
+        ContenderKind(name: "limit", make: { try LimitC(path: $0) }, isBaseline: false, isOurs: false, isLimit: true),
+        ContenderKind(name: "raw C with Foundation", make: { try RawC(path: $0) }, isBaseline: true, isOurs: false),
+        ContenderKind(name: "CodableSQLite", make: { try CodableSQLiteContender(path: $0) }, isBaseline: false, isOurs: true),
+        ContenderKind(name: "GRDB hand-written", make: { try GRDBHandWritten(path: $0) }, isBaseline: false, isOurs: false),
+        ContenderKind(name: "GRDB Codable", make: { try GRDBCodable(path: $0) }, isBaseline: false, isOurs: false),
+        ContenderKind(name: "CodableSQLite models", make: { try CodableSQLiteModelsContender(path: $0) }, isBaseline: false, isOurs: false,
+                      isModels: true),
+    ]
+    #if Fluent
+    kinds.append(ContenderKind(name: "Fluent", make: { try FluentContender(path: $0) }, isBaseline: false, isOurs: false))
+    #endif
+    return kinds
+}()
 
 do {
     // The limit must store exactly CodableSQLite's bytes, or its times mean nothing.

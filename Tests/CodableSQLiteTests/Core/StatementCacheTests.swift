@@ -105,15 +105,13 @@ struct StatementCacheTests {
         try await round(25_000)
         try await round(50_000)
         try await round(75_000)
-        let growth = TestDatabases.residentBytes() - before
+        let after = TestDatabases.residentBytes()
         let (writerCount, readerCount) = try await db.read { _ in
             (try db.withWriter { $0.statements.count }, try db.withReader { $0.statements.count })
         }
         #expect(writerCount <= capacity)
         #expect(readerCount <= capacity)
         // 75,000 more distinct statements, if they were kept, would take well over 100 MB.
-        #expect(growth < 16 << 20, "resident memory grew by \(growth) bytes")
+        try TestDatabases.expectResidentGrowth(since: before, below: 16 << 20, measuredAt: after)
     }
-
-    /// The process's resident memory, in bytes (0 where it cannot be read).
 }

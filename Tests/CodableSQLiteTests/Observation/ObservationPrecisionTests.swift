@@ -79,11 +79,11 @@ struct ObservationPrecisionTests {
         try await round(9_000)
         await eventually { db.observations.observerCount == 0 }
         await eventually { !db.observations.isTrackingChanges }
-        let growth = TestDatabases.residentBytes() - before
-        #expect(growth < 16 << 20, "resident memory grew by \(growth) bytes")
+        let after = TestDatabases.residentBytes()
         try await db.write("INSERT INTO tasks (title) VALUES ('c')")
         // The hooks come off the writer shortly after the last observer leaves.
         await eventually { (try? db.withWriter { $0.tracker == nil }) == true }
+        try TestDatabases.expectResidentGrowth(since: before, below: 16 << 20, measuredAt: after)
     }
 
     @Test func noObservationKeepsTheDatabaseAlive() async throws {
