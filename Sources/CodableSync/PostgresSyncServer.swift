@@ -59,8 +59,9 @@ extension Postgres {
 
         /// Applies a push in one transaction: the saves first (a related value inside a graph is
         /// only created when missing), then the deletes (as row deletes: what a delete rule did on
-        /// the device travels as changes of its own). Entries an earlier send of the same push
-        /// applied are skipped.
+        /// the device travels as changes of its own). A push applied before (the same token),
+        /// sent again at any time and in any order, changes nothing and gets its first answer
+        /// again: the server keeps every push's token and answer (`codablesync_pushes`).
         ///
         /// - Throws: `SQLite.Sync.Error.Code.invalidArgument` for a change of a table or id that
         ///   is not a synced model's, or without its entry number; `DecodingError` for a value
@@ -81,6 +82,7 @@ extension Postgres {
             let models = models, log = log
             return try await log.db.inTransaction { tx -> SyncPushResult in
                 let start = try await log.beginPush(tx, push, upTo: upTo)
+                if let answer = start.answer { return answer }
                 var result = SyncPushResult(device: start.isNewDevice ? start.device : nil)
                 for model in models {
                     guard let changes = rows[model.table]?.filter({ $0.value.seq > start.previous }), !changes.isEmpty else { continue }
@@ -120,6 +122,7 @@ extension Postgres {
                         result.conflicts.append(SyncConflict(table: model.table, id: id, value: try current[id].map(model.encode), lostHere: true))
                     }
                 }
+                try await log.recordAnswer(tx, token: push.token, result)
                 return result
             }
         }

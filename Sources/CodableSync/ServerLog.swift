@@ -4,11 +4,13 @@ import Foundation
 
 /// The server's side, plain SQL on PostgreSQL that an app's own API can sit in front of: a
 /// change log with a version per changed row, filled by triggers on the synced tables (whoever
-/// writes them), and the last push applied per device (its last outbox entry and its token).
+/// writes them), the last push applied per device (its last outbox entry and its token), and
+/// every push ever applied, by token, with its answer.
 ///
 /// ```
 /// codablesync_changes(version bigserial PRIMARY KEY, tbl, id, deleted, origin)
 /// codablesync_devices(device PRIMARY KEY, pushed, token UNIQUE)
+/// codablesync_pushes(token PRIMARY KEY, device, upto, answer)
 /// ```
 ///
 /// The log keeps one entry per row, its latest change (a delete is a tombstone): a device that
@@ -46,6 +48,18 @@ struct ServerLog: Sendable {
             // which adds another index each time on some PostgreSQL versions.)
             try await tx.execute("ALTER TABLE codablesync_devices ADD COLUMN IF NOT EXISTS token text")
             try await tx.execute("CREATE UNIQUE INDEX IF NOT EXISTS codablesync_devices_token ON codablesync_devices (token)")
+            // Every push applied, for good: one sent again at any time, in any order (a client's
+            // retry, a proxy's), is answered as it was the first time and changes nothing.
+            // (Servers set up before this table know their devices' last pushes, without answers.)
+            try await tx.execute("""
+                CREATE TABLE IF NOT EXISTS codablesync_pushes (
+                    token text PRIMARY KEY, device text NOT NULL, upto bigint NOT NULL, answer text)
+                """)
+            try await tx.execute("""
+                INSERT INTO codablesync_pushes (token, device, upto)
+                SELECT token, device, pushed FROM codablesync_devices WHERE token IS NOT NULL
+                ON CONFLICT (token) DO NOTHING
+                """)
             try await tx.execute("""
                 CREATE OR REPLACE FUNCTION codablesync_log() RETURNS trigger LANGUAGE plpgsql AS $body$
                 DECLARE
@@ -136,6 +150,9 @@ struct ServerLog: Sendable {
 
     /// Where a push starts, decided in its transaction: see ``beginPush(_:_:upTo:)``.
     struct PushStart {
+        /// The push was applied before (its token is known): its first answer, to give again;
+        /// nothing of it is applied again.
+        var answer: SyncPushResult?
         /// Entries up to this one were applied by an earlier send of the same push.
         let previous: Int64
         /// The id the push's changes are the device's under (a copy's new id).
@@ -147,8 +164,10 @@ struct ServerLog: Sendable {
     /// In a push's transaction, before anything is written: takes the lock, records the push
     /// (up to outbox entry `seq`) under its token, and marks the writes as the device's.
     ///
-    /// - The token is known: the same push sent again (its answer was lost); entries up to the
-    ///   one recorded then must not be applied again (others may have written since).
+    /// - The token is one of a push applied before: the same push sent again, at any time and in
+    ///   any order (its answer was lost; a client or a proxy retried). Nothing of it is applied
+    ///   again (others may have written since, and later pushes of the device with them), and its
+    ///   first answer is given again (``PushStart/answer``).
     /// - The device's last recorded push is the one it says was answered (or it has none): a new
     ///   push.
     /// - Otherwise the server knows a push of this device id that the device does not: the file
@@ -156,6 +175,22 @@ struct ServerLog: Sendable {
     ///   new device's, which the answer names.
     func beginPush(_ tx: Postgres.Transaction, _ push: SyncPush, upTo seq: Int64) async throws -> PushStart {
         _ = try await tx.textRows("SELECT pg_advisory_xact_lock(\(Self.lock))::text", [])
+        if let applied = try await tx.textRows(
+            "SELECT device, answer FROM codablesync_pushes WHERE token = $1", [push.token]).first,
+           applied.count == 2, let device = applied[0] {
+            let answer: SyncPushResult
+            if let stored = applied[1] {
+                do {
+                    answer = try JSONDecoder().decode(SyncPushResult.self, from: Data(stored.utf8))
+                } catch {
+                    throw SQLite.Sync.Error(.corruptState, "the answer codablesync_pushes keeps for push \(push.token) is not a push's answer: \(error)")
+                }
+            } else {
+                // Applied before answers were kept: only whether the device became a copy is known.
+                answer = SyncPushResult(device: device == push.device ? nil : device)
+            }
+            return PushStart(answer: answer, previous: .max, device: device, isNewDevice: false)
+        }
         var start: PushStart
         if let sent = try await tx.textRows(
             "SELECT device, pushed::text FROM codablesync_devices WHERE token = $1", [push.token]).first,
@@ -183,7 +218,14 @@ struct ServerLog: Sendable {
             INSERT INTO codablesync_devices (device, pushed, token) VALUES ($1, $2::bigint, $3)
             ON CONFLICT (device) DO UPDATE SET pushed = greatest(codablesync_devices.pushed, EXCLUDED.pushed), token = EXCLUDED.token
             """, start.device, String(seq), push.token)
+        try await tx.execute("INSERT INTO codablesync_pushes (token, device, upto) VALUES ($1, $2, $3::bigint)", push.token, start.device, String(seq))
         return start
+    }
+
+    /// Keeps a push's answer with it (in its transaction), to give again when it is sent again.
+    func recordAnswer(_ tx: Postgres.Transaction, token: String, _ answer: SyncPushResult) async throws {
+        let text = String(decoding: try JSONEncoder().encode(answer), as: UTF8.self)
+        try await tx.execute("UPDATE codablesync_pushes SET answer = $2 WHERE token = $1", token, text)
     }
 
     /// Of the rows of `table` (ids in the server's text, each with the version its change was

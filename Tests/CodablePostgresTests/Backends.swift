@@ -116,6 +116,9 @@ extension Trait where Self == TimeLimitTrait {
 /// which needs a table, its triggers, a listening connection and a read, waited 3–6 s for its turn
 /// (over 10 s with a build running beside): the "observers' stall" (RELIABILITY.md).
 ///
+/// Swift Testing counts the time a test waits for its slot toward the test's time limit, so the
+/// suites that take slots have a hang limit of 3 minutes (a whole plain run takes about 22 s).
+///
 /// `TEST_SERVER_SHARE=0` lifts the limit, which reproduces the stall's long waits
 /// (`Scripts/repeat-tests` prints them).
 struct ServerShare: TestTrait, SuiteTrait, TestScoping {

@@ -7,7 +7,7 @@ import CodableSQLite
 
 /// One set of live-query and change-batch tests, run against SQLite and (with the Postgres
 /// trait) a real PostgreSQL server, through the public ``ObservableModelStore`` protocol.
-@Suite("Live queries on SQLite and PostgreSQL", .serverShare, .hangLimit(minutes: 1))
+@Suite("Live queries on SQLite and PostgreSQL", .serverShare, .hangLimit(minutes: 3))
 struct LiveQueriesOnBothBackendsTests {
     struct Chore: UUIDModel, Equatable, Sendable {
         let id: UUID

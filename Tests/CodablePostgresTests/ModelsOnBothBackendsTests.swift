@@ -7,7 +7,7 @@ import CodableSQLite
 
 /// One set of model tests, run against SQLite and (with the Postgres trait) against a real
 /// PostgreSQL server, through the public ``ModelStore`` protocol.
-@Suite("Models on SQLite and PostgreSQL", .serverShare, .hangLimit(minutes: 1))
+@Suite("Models on SQLite and PostgreSQL", .serverShare, .hangLimit(minutes: 3))
 struct ModelsOnBothBackendsTests {
     enum Mood: String, Codable, Sendable { case calm, busy }
     struct Address: Codable, Equatable, Sendable { var city: String; var zip: Int; var verified: Bool }

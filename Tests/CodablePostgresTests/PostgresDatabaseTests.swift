@@ -6,7 +6,7 @@ import CodableSQLite
 
 /// What only the PostgreSQL side has: a server, transactions over the network, several app
 /// instances, its own column types, and copying an app's data over from SQLite.
-@Suite("PostgreSQL database", .serverShare, .needsPostgres, .hangLimit(minutes: 1))
+@Suite("PostgreSQL database", .serverShare, .needsPostgres, .hangLimit(minutes: 3))
 struct PostgresDatabaseTests {
     struct Person: UUIDModel, Equatable, Sendable {
         let id: UUID

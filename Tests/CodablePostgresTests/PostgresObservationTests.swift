@@ -5,7 +5,7 @@ import Testing
 
 /// What only PostgreSQL's observation has: other app instances and processes, the listening
 /// connection's losses, and statements whose rows a notification cannot name.
-@Suite("PostgreSQL: observing across app instances", .serverShare, .needsPostgres, .hangLimit(minutes: 1))
+@Suite("PostgreSQL: observing across app instances", .serverShare, .needsPostgres, .hangLimit(minutes: 3))
 struct PostgresObservationTests {
     struct Visit: UUIDModel, Equatable, Sendable {
         let id: UUID

@@ -7,7 +7,7 @@ import CodableSQLite
 /// What only PostgreSQL has to show about relationships: its own column types and constraints,
 /// concurrent graph saves from two processes, a failure in the middle of a graph, and copying
 /// graphs over from SQLite. (The behaviour both engines share is in `RelationshipsOnBothBackendsTests`.)
-@Suite("PostgreSQL: relationships", .serverShare, .needsPostgres, .hangLimit(minutes: 2))
+@Suite("PostgreSQL: relationships", .serverShare, .needsPostgres, .hangLimit(minutes: 3))
 struct PostgresRelationshipTests {
     typealias Movie = Graphs.Movie
     typealias Actor = Graphs.Actor

@@ -5,7 +5,7 @@ import Testing
 
 /// Several app instances on one server, and connections the server ends under load: exact
 /// counts, nothing committed lost, every observer ends on the final state.
-@Suite("PostgreSQL: many instances and lost connections", .serverShare, .needsPostgres, .hangLimit(minutes: 2))
+@Suite("PostgreSQL: many instances and lost connections", .serverShare, .needsPostgres, .hangLimit(minutes: 3))
 struct PostgresReliabilityTests {
     struct Entry: UUIDModel, Equatable, Sendable {
         let id: UUID

@@ -85,7 +85,7 @@ enum Graphs {
     }
 }
 
-@Suite("Relationships on SQLite and PostgreSQL", .serverShare, .hangLimit(minutes: 1))
+@Suite("Relationships on SQLite and PostgreSQL", .serverShare, .hangLimit(minutes: 3))
 struct RelationshipsOnBothBackendsTests {
     typealias Movie = Graphs.Movie
     typealias Actor = Graphs.Actor

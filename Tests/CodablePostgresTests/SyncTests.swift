@@ -4,7 +4,7 @@ import Foundation
 import Testing
 
 /// SQLite.Sync: device files kept in step through a real PostgreSQL server.
-@Suite("Sync: devices through a server", .serverShare, .needsPostgres, .serialized, .hangLimit(minutes: 2))
+@Suite("Sync: devices through a server", .serverShare, .needsPostgres, .serialized, .hangLimit(minutes: 3))
 struct SyncTests {
     struct Note: UUIDModel, Sendable, Equatable {
         let id: UUID

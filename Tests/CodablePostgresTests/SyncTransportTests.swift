@@ -5,7 +5,7 @@ import Testing
 
 /// SQLite.Sync through its Codable protocol (as an app's own API carries it), and the cases where
 /// two writers meet in ways a plain push or pull does not show.
-@Suite("Sync: the transport, copies, refused deletes", .serverShare, .needsPostgres, .serialized, .hangLimit(minutes: 2))
+@Suite("Sync: the transport, copies, refused deletes", .serverShare, .needsPostgres, .serialized, .hangLimit(minutes: 3))
 struct SyncTransportTests {
     typealias Note = SyncTests.Note
     typealias Folder = SyncTests.Folder
@@ -54,6 +54,28 @@ struct SyncTransportTests {
         }
     }
 
+    /// Keeps every push a device sent and its answer, as a retrying HTTP client or a proxy could,
+    /// to send them again later.
+    final class RecordingTransport: SyncTransport, @unchecked Sendable {  // `sent` is guarded by `lock`
+        let server: Postgres.SyncServer
+        private let lock = NSLock()
+        private var sent: [(push: SyncPush, answer: SyncPushResult)] = []
+
+        init(server: Postgres.SyncServer) { self.server = server }
+
+        var pushes: [(push: SyncPush, answer: SyncPushResult)] { lock.withLock { sent } }
+
+        func push(_ push: SyncPush) async throws -> SyncPushResult {
+            let answer = try await server.push(push)
+            lock.withLock { sent.append((push, answer)) }
+            return answer
+        }
+
+        func pull(_ pull: SyncPull) async throws -> SyncPullResult {
+            try await server.pull(pull)
+        }
+    }
+
     static func temporaryPath() -> String {
         FileManager.default.temporaryDirectory.appendingPathComponent("sync-\(UUID().uuidString).sqlite").path
     }
@@ -68,6 +90,51 @@ struct SyncTransportTests {
             if case .idle = state { break }
         }
         return found
+    }
+
+    @Test("a push that arrives again later, in any order, changes nothing and gets its first answer")
+    func latePushReplayChangesNothing() async throws {
+        let server = try await TestServer.shared.freshDatabase()
+        let endpoint = try Postgres.SyncServer(database: server, models: Self.models)
+        let recorder = RecordingTransport(server: endpoint)
+        let a = try SQLite.Database(path: Self.temporaryPath())
+        let syncA = try SQLite.Sync(local: a, transport: recorder, models: Self.models)
+        var note = Note(id: UUID(), text: "first", done: false)
+        try await a.save(note)
+        try await syncA.sync()
+        note.text = "second"
+        try await a.save(note)
+        try await syncA.sync()
+        let kept = Note(id: UUID(), text: "kept", done: true)
+        try await a.save(kept)
+        _ = try await a.delete(note)
+        try await syncA.sync()
+        let recorded = recorder.pushes
+        try #require(recorded.count == 3)
+
+        // The pushes again, late and out of order (a proxy's retries): each gets the answer it got
+        // the first time, and none changes anything.
+        for index in [0, 1, 0, 2, 1] {
+            let answer = try await endpoint.push(recorded[index].push)
+            #expect(answer == recorded[index].answer, "push \(index + 1) sent again")
+        }
+        #expect(try await server.get(Note.self, id: note.id) == nil, "a deleted note came back")
+        #expect(try await server.get(Note.self, id: kept.id) == kept)
+        // Nothing new for a device that pulls everything, nor for A.
+        let b = try SQLite.Database(path: Self.temporaryPath())
+        try await SQLite.Sync(local: b, transport: endpoint, models: Self.models).sync()
+        #expect(try await b.get(Note.self, id: note.id) == nil)
+        #expect(try await b.get(Note.self, id: kept.id) == kept)
+        try await syncA.sync()
+        #expect(try await a.get(Note.self, id: note.id) == nil)
+        #expect(try await a.count(Note.self) == 1)
+        // A keeps its identity: its next push is applied as its own, not as a copy's.
+        var edited = kept
+        edited.text = "edited after the replays"
+        try await a.save(edited)
+        try await syncA.sync()
+        #expect(recorder.pushes.last?.answer.device == nil, "the device was taken for a copy")
+        #expect(try await server.get(Note.self, id: kept.id) == edited)
     }
 
     @Test("devices behind a JSON API converge like direct ones; bad requests are refused whole, naming what is wrong")

@@ -27,18 +27,18 @@ struct QueryBenchmark {
         let make: @Sendable (String) throws -> any QueryContender
     }
 
-    static let contenders: [Kind] = {
-        var kinds = [
-            Kind(name: "limit") { try LimitC(path: $0) },
-            Kind(name: "CodableSQLite") { try CodableSQLiteContender(path: $0) },
-            Kind(name: "CodableSQLite models") { try CodableSQLiteModelsContender(path: $0) },
-            Kind(name: "GRDB query interface") { try GRDBCodable(path: $0) },
-        ]
-        #if Fluent
-        kinds.append(Kind(name: "Fluent") { try FluentContender(path: $0) })
-        #endif
-        return kinds
-    }()
+    static let contenders: [Kind] = [
+        Kind(name: "limit") { try LimitC(path: $0) },
+        Kind(name: "CodableSQLite") { try CodableSQLiteContender(path: $0) },
+        Kind(name: "CodableSQLite models") { try CodableSQLiteModelsContender(path: $0) },
+        Kind(name: "GRDB query interface") { try GRDBCodable(path: $0) },
+    ] + fluent
+
+    #if Fluent
+    static let fluent = [Kind(name: "Fluent") { try FluentContender(path: $0) }]
+    #else
+    static let fluent: [Kind] = []
+    #endif
 
     let settings: Settings
 

@@ -23,21 +23,20 @@ do {
     exit(2)
 }
 
-let contenders: [ContenderKind] = {
-    var kinds: [ContenderKind] = [
-        ContenderKind(name: "limit", make: { try LimitC(path: $0) }, isBaseline: false, isOurs: false, isLimit: true),
-        ContenderKind(name: "raw C with Foundation", make: { try RawC(path: $0) }, isBaseline: true, isOurs: false),
-        ContenderKind(name: "CodableSQLite", make: { try CodableSQLiteContender(path: $0) }, isBaseline: false, isOurs: true),
-        ContenderKind(name: "GRDB hand-written", make: { try GRDBHandWritten(path: $0) }, isBaseline: false, isOurs: false),
-        ContenderKind(name: "GRDB Codable", make: { try GRDBCodable(path: $0) }, isBaseline: false, isOurs: false),
-        ContenderKind(name: "CodableSQLite models", make: { try CodableSQLiteModelsContender(path: $0) }, isBaseline: false, isOurs: false,
-                      isModels: true),
-    ]
-    #if Fluent
-    kinds.append(ContenderKind(name: "Fluent", make: { try FluentContender(path: $0) }, isBaseline: false, isOurs: false))
-    #endif
-    return kinds
-}()
+#if Fluent
+let fluentContenders = [ContenderKind(name: "Fluent", make: { try FluentContender(path: $0) }, isBaseline: false, isOurs: false)]
+#else
+let fluentContenders: [ContenderKind] = []
+#endif
+let contenders: [ContenderKind] = [
+    ContenderKind(name: "limit", make: { try LimitC(path: $0) }, isBaseline: false, isOurs: false, isLimit: true),
+    ContenderKind(name: "raw C with Foundation", make: { try RawC(path: $0) }, isBaseline: true, isOurs: false),
+    ContenderKind(name: "CodableSQLite", make: { try CodableSQLiteContender(path: $0) }, isBaseline: false, isOurs: true),
+    ContenderKind(name: "GRDB hand-written", make: { try GRDBHandWritten(path: $0) }, isBaseline: false, isOurs: false),
+    ContenderKind(name: "GRDB Codable", make: { try GRDBCodable(path: $0) }, isBaseline: false, isOurs: false),
+    ContenderKind(name: "CodableSQLite models", make: { try CodableSQLiteModelsContender(path: $0) }, isBaseline: false, isOurs: false,
+                  isModels: true),
+] + fluentContenders
 
 do {
     // The limit must store exactly CodableSQLite's bytes, or its times mean nothing.
