@@ -12,6 +12,7 @@ import Foundation
 /// codablesync_state(key PRIMARY KEY, value)   -- 'device', 'pulled', 'applying', 'token', 'token_upto', 'acknowledged'
 /// codablesync_skipped(tbl, id, version)       -- server changes a pull left alone for a local one
 /// codablesync_deferred(tbl, id, version)      -- pulled deletes local rows did not let go of yet
+/// codablesync_undecodable(tbl, id, version, value, error)   -- pulled rows this app cannot decode
 /// ```
 ///
 /// Rows written while applying pulled changes are not local changes: the triggers skip them while
@@ -46,6 +47,7 @@ struct LocalOutbox: Sendable {
                 CREATE TABLE IF NOT EXISTS codablesync_deferred (
                     tbl TEXT NOT NULL, id NOT NULL, version INTEGER NOT NULL, PRIMARY KEY (tbl, id));
                 INSERT OR IGNORE INTO codablesync_state (key, value) VALUES ('pulled', 0), ('applying', 0);
+                \(Self.undecodableTable);
                 """)
             // Outboxes made before changes named their fields.
             if !(try db.columns(in: "codablesync_outbox").contains { $0.name == "fields" }) {
@@ -246,10 +248,16 @@ struct LocalOutbox: Sendable {
 
     /// While applying: rows a batch saved, whose deferred deletes no longer hold.
     func undefer(table: String, ids: [String]) async throws {
+        try await remove(ids, of: table, from: "codablesync_deferred")
+    }
+
+    /// Removes the rows of `table` among `ids` from one of the sync's lists of rows (a table whose
+    /// rows are named by `tbl` and `id`).
+    func remove(_ ids: [String], of table: String, from list: String) async throws {
         for chunk in ids.chunked(500) {
             let placeholders = Array(repeating: "?", count: chunk.count).joined(separator: ", ")
             _ = try await db.write(
-                "DELETE FROM codablesync_deferred WHERE tbl = ? AND id IN (\(placeholders))",
+                "DELETE FROM \(list) WHERE tbl = ? AND id IN (\(placeholders))",
                 arguments: [StoredValue.text(table)] + chunk.map { StoredValue.text($0) })
         }
     }

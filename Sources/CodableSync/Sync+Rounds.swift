@@ -79,18 +79,28 @@ extension SQLite.Sync {
         let result = try await transport.pull(SyncPull(device: device, after: after, limit: batchSize))
         guard result.version > after else { return false }
         if !result.changes.isEmpty { publish(.pulling(result.changes.count)) }
-        // The latest change of each row (its value now, or its delete), with its version.
+        // The latest change of each row (its value now, or its delete), with its version. A value
+        // this app's model cannot decode (a newer app version's) is kept aside; the pull goes on.
         var latest: [String: [String: (version: Int64, value: (any Model & Sendable)?)]] = [:]
+        var undecodable: [LocalOutbox.Undecodable] = []
         for change in result.changes {
             guard let model = model(of: change.table), let id = model.canonicalID(change.id) else { continue }
-            let value = try change.value.map { try model.decode($0, id) }
-            latest[model.table, default: [:]][id] = (change.version ?? result.version, value)
+            let version = change.version ?? result.version
+            do {
+                latest[model.table, default: [:]][id] = (version, try change.value.map { try model.decode($0, id) })
+            } catch {
+                latest[model.table]?[id] = nil
+                undecodable.append(LocalOutbox.Undecodable(table: model.table, id: id, version: version, value: change.value ?? "", error: "\(error)"))
+            }
         }
-        let db = outbox.db, outbox = outbox, models = models, updates = latest
+        let db = outbox.db, outbox = outbox, models = models, updates = latest, keptAside = undecodable
         try await outbox.applying(upTo: result.version) {
+            try await outbox.keepAside(keptAside)
             var deletions: [(SyncedModel, [String])] = []
             for model in models {
                 guard let rows = updates[model.table] else { continue }
+                // A readable change of a row kept aside replaces it.
+                try await outbox.forgetAside(table: model.table, ids: Array(rows.keys))
                 // Rows changed here and not pushed yet stay as they are: their push reaches the
                 // server after these changes, so it wins (and reports them as overwritten). Read
                 // in the transaction, so that no local commit can come between the check and the
@@ -113,6 +123,9 @@ extension SQLite.Sync {
                     updates[model.table]?[id].map { (id, $0.version) }
                 }))
             }
+        }
+        for row in undecodable {
+            publish(.undecodable(UndecodableRow(model: model(of: row.table)?.name ?? row.table, id: row.id, version: row.version, error: row.error)))
         }
         return result.more
     }

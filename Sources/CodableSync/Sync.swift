@@ -48,6 +48,9 @@ extension SQLite {
             case offline(any Swift.Error)
             /// A push overwrote another device's change to the same row.
             case conflict(Conflict)
+            /// A pulled row this app's model cannot decode was kept aside; the pull went on
+            /// (see ``UndecodableRow``, ``undecodableRows()``).
+            case undecodable(UndecodableRow)
         }
 
         /// A row two writers changed, and the value that lost.
@@ -304,6 +307,7 @@ extension SQLite {
             }
             while try await pullBatch() {}
             try await retryDeferredDeletes()
+            try await retryUndecodable()
             if let pushError { throw pushError }
             publish(.idle)
         }

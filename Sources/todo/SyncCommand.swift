@@ -55,6 +55,7 @@ enum SyncCommand {
             case .pushing(let count): pushed += count
             case .pulling(let count): pulled += count
             case .conflict(let conflict): print(describe(conflict))
+            case .undecodable(let row): print("Kept aside, this version of todo cannot read it: \(row)")
             case .offline, .idle: break
             }
             if case .idle = state { break }
@@ -73,6 +74,7 @@ enum SyncCommand {
                 case .pushing(let count): say("Sending \(count) change\(count == 1 ? "" : "s")…")
                 case .pulling(let count): say("Receiving \(count) change\(count == 1 ? "" : "s")…")
                 case .conflict(let conflict): say(describe(conflict))
+                case .undecodable(let row): say("Kept aside, this version of todo cannot read it: \(row)")
                 case .offline(let error): say("Offline (trying again): \(error)")
                 case .idle: break
                 }

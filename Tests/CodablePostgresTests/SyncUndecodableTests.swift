@@ -1,0 +1,103 @@
+#if Postgres
+import CodableSync
+import Foundation
+import Testing
+
+/// Rows a device's models cannot decode: a newer app version wrote them.
+@Suite("Sync: rows a device cannot decode", .serverShare, .needsPostgres, .serialized, .hangLimit(minutes: 3))
+struct SyncUndecodableTests {
+    /// This app version's job: it knows two priorities.
+    struct Job: UUIDModel, Sendable, Equatable {
+        enum Priority: String, Codable, Sendable { case low, high }
+        let id: UUID
+        var title: String
+        var priority: Priority
+    }
+
+    /// The next app version's job, the same table: it also knows `urgent`.
+    struct NewerJob: UUIDModel, Sendable, Equatable {
+        enum Priority: String, Codable, Sendable { case low, high, urgent }
+        static var tableName: String { "Job" }
+        let id: UUID
+        var title: String
+        var priority: Priority
+    }
+
+    /// The server side runs the newer app version (its models read every row).
+    static func endpoint(_ server: Postgres.Database) throws -> Postgres.SyncServer {
+        try Postgres.SyncServer(database: server, models: [NewerJob.self])
+    }
+
+    static func temporaryPath() -> String {
+        FileManager.default.temporaryDirectory.appendingPathComponent("sync-\(UUID().uuidString).sqlite").path
+    }
+
+    @Test("a row a device cannot decode is kept aside and reported; pulls go on; a newer app version applies it")
+    func undecodableRowIsSetAside() async throws {
+        let server = try await TestServer.shared.freshDatabase()
+        let path = Self.temporaryPath()
+        let device = try SQLite.Database(path: path)
+        let sync = try SQLite.Sync(local: device, transport: Self.endpoint(server), models: [Job.self])
+        let plain = Job(id: UUID(), title: "plain", priority: .low)
+        try await device.save(plain)
+        try await sync.sync()
+
+        // Server-side code of a newer app version writes a value this version cannot read, and
+        // another that it can.
+        let urgent = NewerJob(id: UUID(), title: "urgent", priority: .urgent)
+        let later = Job(id: UUID(), title: "later", priority: .high)
+        try await server.save(urgent)
+        try await server.save(later)
+        let states = sync.states
+        try await sync.sync()   // threw before: the one row stopped every pull of the device
+        #expect(try await device.get(Job.self, id: later.id) == later, "the pull did not go on")
+        #expect(try await device.count(Job.self) == 2)
+        let kept = try await sync.undecodableRows()
+        #expect(kept.map(\.id) == [urgent.id.uuidString])
+        #expect(kept.first?.model == "Job")
+        #expect(kept.first?.error.contains("urgent") == true, "\(kept)")
+        var reported: [SQLite.Sync.UndecodableRow] = []
+        for await state in states {
+            if case .undecodable(let row) = state { reported.append(row) }
+            if case .idle = state { break }
+        }
+        #expect(reported.map(\.id) == [urgent.id.uuidString])
+
+        // Later server changes still arrive, and the row is not reported again.
+        let another = Job(id: UUID(), title: "another", priority: .low)
+        try await server.save(another)
+        try await sync.sync()
+        #expect(try await device.get(Job.self, id: another.id) == another)
+        #expect(try await sync.undecodableRows().count == 1)
+
+        // The newer app version on the same file reads it at its first round.
+        let newer = try SQLite.Sync(local: device, transport: Self.endpoint(server), models: [NewerJob.self])
+        try await newer.sync()
+        #expect(try await device.get(NewerJob.self, id: urgent.id) == urgent)
+        #expect(try await newer.undecodableRows().isEmpty)
+        #expect(try await device.count(NewerJob.self) == 4)
+    }
+
+    @Test("a row kept aside is replaced by its next readable change, and removed by its delete")
+    func laterChangesReplaceAKeptRow() async throws {
+        let server = try await TestServer.shared.freshDatabase()
+        let device = try SQLite.Database(path: Self.temporaryPath())
+        let sync = try SQLite.Sync(local: device, transport: Self.endpoint(server), models: [Job.self])
+        try await sync.sync()
+        var first = NewerJob(id: UUID(), title: "first", priority: .urgent)
+        let second = NewerJob(id: UUID(), title: "second", priority: .urgent)
+        try await server.save([first, second])
+        try await sync.sync()
+        #expect(Set(try await sync.undecodableRows().map(\.id)) == [first.id.uuidString, second.id.uuidString])
+        #expect(try await device.count(Job.self) == 0)
+
+        first.priority = .high   // readable by this version now
+        try await server.save(first)
+        _ = try await server.delete(second)
+        try await sync.sync()
+        #expect(try await sync.undecodableRows().isEmpty)
+        #expect(try await device.get(Job.self, id: first.id) == Job(id: first.id, title: "first", priority: .high))
+        #expect(try await device.count(Job.self) == 1)
+    }
+}
+#endif
