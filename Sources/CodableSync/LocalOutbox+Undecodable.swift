@@ -88,7 +88,8 @@ extension SQLite.Sync {
 
     /// Decodes the rows kept aside again (the app's models may read them now) and applies those
     /// it can, as a pull would: a row with local changes not pushed yet keeps them (the push
-    /// overwrites the server's value, and reports it).
+    /// overwrites the server's value, and reports it). While a row is kept aside, the device's
+    /// copy is behind the server's, so a push of it reports the server's value it overwrote.
     func retryUndecodable() async throws {
         var readable: [String: [String: (version: Int64, value: any Model & Sendable)]] = [:]
         for row in try await outbox.keptAside() {
@@ -103,8 +104,11 @@ extension SQLite.Sync {
                 let pending = Set(try await outbox.pendingIDs(in: model.table).compactMap(model.canonicalID))
                 let left = kept.filter { pending.contains($0.key) }
                 if !left.isEmpty { try await outbox.skip(table: model.table, ids: left.mapValues(\.version)) }
-                let saves = kept.filter { !pending.contains($0.key) }.map(\.value.value)
-                if !saves.isEmpty { try await model.saveLocal(db, saves) }
+                let saves = kept.filter { !pending.contains($0.key) }
+                if !saves.isEmpty {
+                    try await model.saveLocal(db, saves.map(\.value.value))
+                    try await outbox.remove(Array(saves.keys), of: model.table, from: "codablesync_skipped")
+                }
                 try await outbox.forgetAside(table: model.table, ids: Array(kept.keys))
             }
         }

@@ -65,8 +65,11 @@ extension SQLite.Sync {
         try await outbox.pushed(upTo: last.seq, rows: rows, token: token, newDevice: result.device)
         for conflict in result.conflicts {
             guard let model = model(of: conflict.table) else { continue }
-            let value = conflict.lostHere ? nil : try conflict.value.map { try model.decode($0, conflict.id) }
-            publish(.conflict(Conflict(model: model.name, id: conflict.id, losingValue: value, lostHere: conflict.lostHere, wasMerged: conflict.merged)))
+            // The changes are pushed already: a losing value this app cannot decode (a newer app
+            // version's) is still reported, as its JSON.
+            let value = conflict.lostHere ? nil : conflict.value.flatMap { try? model.decode($0, conflict.id) }
+            publish(.conflict(Conflict(model: model.name, id: conflict.id, losingValue: value, lostHere: conflict.lostHere,
+                                       wasMerged: conflict.merged, losingJSON: conflict.lostHere ? nil : conflict.value)))
         }
         // After a push sent again, the entries made since come next.
         return resend != nil || entries.count == batchSize
@@ -96,6 +99,9 @@ extension SQLite.Sync {
         let db = outbox.db, outbox = outbox, models = models, updates = latest, keptAside = undecodable
         try await outbox.applying(upTo: result.version) {
             try await outbox.keepAside(keptAside)
+            // The device's copy of such a row is now behind the server's: a push of it overwrites
+            // a change this device never saw, and reports it (as for a change a pull left alone).
+            for row in keptAside { try await outbox.skip(table: row.table, ids: [row.id: row.version]) }
             var deletions: [(SyncedModel, [String])] = []
             for model in models {
                 guard let rows = updates[model.table] else { continue }
@@ -112,6 +118,8 @@ extension SQLite.Sync {
                 if !saves.isEmpty {
                     try await model.saveLocal(db, saves.compactMap(\.value.value))
                     try await outbox.undefer(table: model.table, ids: Array(saves.keys))
+                    // Up to date again (a row kept aside was behind).
+                    try await outbox.remove(Array(saves.keys), of: model.table, from: "codablesync_skipped")
                 }
                 deletions.append((model, rows.filter { !pending.contains($0.key) && $0.value.value == nil }.map(\.key)))
             }

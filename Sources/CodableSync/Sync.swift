@@ -71,11 +71,18 @@ extension SQLite {
             /// Whether the server merged the two changes (a ``SyncMergeable`` model): the row is
             /// now their merge, and ``losingValue`` is the other writer's value before it.
             public let wasMerged: Bool
+            /// The value that lost as the server sent it (its model's JSON form), `nil` for a
+            /// delete: there also when this app's model cannot decode it (a newer app version's
+            /// value), where ``losingValue`` is `nil`.
+            public let losingJSON: String?
 
             /// `Note 6F1C…: the server's value lost to this device's`
             public var description: String {
                 if lostHere { return "\(model) \(id): this device's delete lost (other rows still refer to it)" }
                 if wasMerged { return "\(model) \(id): merged with another writer's change" }
+                if losingValue == nil, losingJSON != nil {
+                    return "\(model) \(id): the server's value (which this app cannot decode) lost to this device's"
+                }
                 return "\(model) \(id): " + (losingValue == nil ? "a delete lost to this device's change" : "the server's value lost to this device's")
             }
         }

@@ -100,7 +100,10 @@ enum SyncCommand {
     private static func describe(_ conflict: SQLite.Sync.Conflict) -> String {
         let id = TodoTable.shortID(conflict.id)
         if conflict.lostHere { return "Conflict on \(id): the server kept it (other tasks need it)." }
-        guard let lost = conflict.losingValue as? TodoItem else { return "Conflict on \(id): it was deleted elsewhere; your version is kept." }
+        guard let lost = conflict.losingValue as? TodoItem else {
+            if conflict.losingJSON != nil { return "Conflict on \(id): your version replaced one this version of todo cannot read." }
+            return "Conflict on \(id): it was deleted elsewhere; your version is kept."
+        }
         return "Conflict on \(id): your version replaced \"\(lost.title)\" from elsewhere."
     }
     #endif

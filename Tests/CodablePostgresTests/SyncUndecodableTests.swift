@@ -99,5 +99,36 @@ struct SyncUndecodableTests {
         #expect(try await device.get(Job.self, id: first.id) == Job(id: first.id, title: "first", priority: .high))
         #expect(try await device.count(Job.self) == 1)
     }
+
+    @Test("a device's stale copy of a row kept aside, edited and pushed, reports the server's value it overwrote")
+    func editingAStaleCopyReportsTheOverwrite() async throws {
+        let server = try await TestServer.shared.freshDatabase()
+        let device = try SQLite.Database(path: Self.temporaryPath())
+        let sync = try SQLite.Sync(local: device, transport: Self.endpoint(server), models: [Job.self])
+        var job = Job(id: UUID(), title: "shared", priority: .low)
+        try await device.save(job)
+        try await sync.sync()
+        // The newer app version on the server makes it urgent: this device cannot read it.
+        try await server.save(NewerJob(id: job.id, title: "shared", priority: .urgent))
+        try await sync.sync()
+        #expect(try await sync.undecodableRows().map(\.id) == [job.id.uuidString])
+        #expect(try await device.get(Job.self, id: job.id) == job, "the device keeps its own copy meanwhile")
+        // Editing that copy overwrites a change the device never saw: the sync says so.
+        job.title = "edited on the old copy"
+        try await device.save(job)
+        var conflicts: [SQLite.Sync.Conflict] = []
+        let states = sync.states
+        try await sync.sync()
+        for await state in states {
+            if case .conflict(let conflict) = state { conflicts.append(conflict) }
+            if case .idle = state { break }
+        }
+        #expect(conflicts.map(\.id) == [job.id.uuidString], "the overwrite of the urgent value was not reported")
+        #expect(conflicts.first?.losingValue == nil)
+        #expect(conflicts.first?.losingJSON?.contains("urgent") == true, "\(conflicts)")
+        #expect(try await server.get(NewerJob.self, id: job.id)?.priority == .low)
+        // The push's own value came back in the pull: nothing is kept aside any more.
+        #expect(try await sync.undecodableRows().isEmpty)
+    }
 }
 #endif
