@@ -91,25 +91,23 @@ extension SQLite.Sync {
     /// overwrites the server's value, and reports it). While a row is kept aside, the device's
     /// copy is behind the server's, so a push of it reports the server's value it overwrote.
     func retryUndecodable() async throws {
-        var readable: [String: [String: (version: Int64, value: any Model & Sendable)]] = [:]
+        var readable: [String: [String: PulledRow]] = [:]
         for row in try await outbox.keptAside() {
             guard let model = model(of: row.table), let value = try? model.decode(row.value, row.id) else { continue }
-            readable[model.table, default: [:]][row.id] = (row.version, value)
+            readable[model.table, default: [:]][row.id] = PulledRow(version: row.version, json: row.value, value: value)
         }
         guard !readable.isEmpty else { return }
-        let db = outbox.db, outbox = outbox, models = models, rows = readable
+        let outbox = outbox, models = models, rows = readable
         try await outbox.applying(upTo: nil) {
             for model in models {
                 guard let kept = rows[model.table] else { continue }
                 let pending = Set(try await outbox.pendingIDs(in: model.table).compactMap(model.canonicalID))
                 let left = kept.filter { pending.contains($0.key) }
                 if !left.isEmpty { try await outbox.skip(table: model.table, ids: left.mapValues(\.version)) }
-                let saves = kept.filter { !pending.contains($0.key) }
-                if !saves.isEmpty {
-                    try await model.saveLocal(db, saves.map(\.value.value))
-                    try await outbox.remove(Array(saves.keys), of: model.table, from: "codablesync_skipped")
-                }
                 try await outbox.forgetAside(table: model.table, ids: Array(kept.keys))
+                let (clashing, aside) = try await self.applySaves(model, kept.filter { !pending.contains($0.key) })
+                let stillClashing = try await self.applyClashing(model, clashing)
+                try await outbox.keepAside(aside + stillClashing)
             }
         }
     }

@@ -9,16 +9,28 @@ import Foundation
 ///
 /// ```
 /// codablesync_outbox(seq INTEGER PRIMARY KEY AUTOINCREMENT, tbl, id, deleted, fields)
-/// codablesync_state(key PRIMARY KEY, value)   -- 'device', 'pulled', 'applying', 'token', 'token_upto', 'acknowledged'
+/// codablesync_state(key PRIMARY KEY, value)   -- 'device', 'pulled', 'applying', 'token', 'token_upto', 'acknowledged',
+///                                             -- 'epoch', 'restart'
 /// codablesync_skipped(tbl, id, version)       -- server changes a pull left alone for a local one
 /// codablesync_deferred(tbl, id, version)      -- pulled deletes local rows did not let go of yet
 /// codablesync_undecodable(tbl, id, version, value, error)   -- pulled rows this app cannot decode
+/// codablesync_refused(tbl, id, reason, message, value, server_value)   -- changes the server refused
+/// codablesync_tables(tbl, columns)            -- the synced tables, and the columns their triggers name
+/// codablesync_seen(tbl, id)                   -- rows pulled while starting over
 /// ```
 ///
 /// Rows written while applying pulled changes are not local changes: the triggers skip them while
 /// `applying` is 1, which only the pull's own transaction ever sees.
 struct LocalOutbox: Sendable {
     let db: SQLite.Database
+    /// The tables this sync knows. Entries of other tables are left in the outbox for the sync
+    /// that knows them (an app and its widget, each with its own models, on one file).
+    let tables: [String]
+
+    /// `tbl IN ('Note', 'Folder')`: the entries of this sync's tables.
+    private var ownEntries: String {
+        "tbl IN (" + (tables.isEmpty ? "NULL" : tables.map { StoredValue.text($0).description }.joined(separator: ", ")) + ")"
+    }
 
     /// One pending local change.
     struct Entry: Sendable {
@@ -48,6 +60,9 @@ struct LocalOutbox: Sendable {
                     tbl TEXT NOT NULL, id NOT NULL, version INTEGER NOT NULL, PRIMARY KEY (tbl, id));
                 INSERT OR IGNORE INTO codablesync_state (key, value) VALUES ('pulled', 0), ('applying', 0);
                 \(Self.undecodableTable);
+                \(Self.refusedTable);
+                \(Self.tablesTable);
+                \(Self.seenTable);
                 """)
             // Outboxes made before changes named their fields.
             if !(try db.columns(in: "codablesync_outbox").contains { $0.name == "fields" }) {
@@ -56,7 +71,7 @@ struct LocalOutbox: Sendable {
             _ = try db.write(
                 "INSERT OR IGNORE INTO codablesync_state (key, value) VALUES ('device', :device)",
                 arguments: ["device": .text(UUID().uuidString)])
-            for model in models { try LocalOutbox(db: db).installTriggers(model) }
+            for model in models { try installTriggers(model) }
         }
     }
 
@@ -96,20 +111,27 @@ struct LocalOutbox: Sendable {
         _ = try await db.write("DELETE FROM codablesync_state WHERE key IN ('token', 'token_upto')")
     }
 
-    /// Removes entries up to `seq` that carry no change the server knows (tables no longer synced).
+    /// Removes this sync's entries up to `seq` that name no row of its models (an id that is not
+    /// one): nothing to send.
     func discard(upTo seq: Int64) async throws {
-        _ = try await db.write("DELETE FROM codablesync_outbox WHERE seq <= :seq", arguments: ["seq": .integer(seq)])
+        _ = try await db.write("DELETE FROM codablesync_outbox WHERE seq <= :seq AND \(ownEntries)", arguments: ["seq": .integer(seq)])
     }
 
     /// The server answered the push `token` of the changes up to `seq` (of `rows`): removes
     /// them, and records the answer (and the device's new id, for a copy), in one transaction.
-    func pushed(upTo seq: Int64, rows: [(table: String, id: String)], token: String, newDevice: String?) async throws {
+    /// Refused changes are kept aside with their reasons (``recordRefused(_:)``); the other rows
+    /// are up to date with the server again, and a refusal of theirs is over.
+    func pushed(upTo seq: Int64, rows: [(table: String, id: String)], refused: [Refused], token: String, newDevice: String?) async throws {
+        let refusedRows = Set(refused.map { SyncedModel.Row(table: $0.table, id: $0.id) })
         try await db.inTransaction { tx in
-            _ = try await tx.write("DELETE FROM codablesync_outbox WHERE seq <= :seq", arguments: ["seq": .integer(seq)])
-            for row in rows {
-                _ = try await tx.write(
-                    "DELETE FROM codablesync_skipped WHERE tbl = :table AND id = :id", arguments: ["table": .text(row.table), "id": .text(row.id)])
+            _ = try await tx.write("DELETE FROM codablesync_outbox WHERE seq <= :seq AND \(ownEntries)", arguments: ["seq": .integer(seq)])
+            for row in rows where !refusedRows.contains(SyncedModel.Row(table: row.table, id: row.id)) {
+                for list in ["codablesync_skipped", "codablesync_refused"] {
+                    _ = try await tx.write(
+                        "DELETE FROM \(list) WHERE tbl = :table AND id = :id", arguments: ["table": .text(row.table), "id": .text(row.id)])
+                }
             }
+            try await recordRefused(refused)
             _ = try await tx.write("DELETE FROM codablesync_state WHERE key IN ('token', 'token_upto')")
             _ = try await tx.write(
                 "INSERT OR REPLACE INTO codablesync_state (key, value) VALUES ('acknowledged', :token)", arguments: ["token": .text(token)])
@@ -129,62 +151,11 @@ struct LocalOutbox: Sendable {
         return versions
     }
 
-    func installTriggers(_ model: SyncedModel) throws {
-        let table = SQLName.quoted(model.table)
-        let literal = StoredValue.text(model.table).description
-        let skip = "WHEN (SELECT value FROM codablesync_state WHERE key = 'applying') IS NOT 1"
-        // Rows saved before the table was synced are local changes, pushed once.
-        let insertTrigger = "codablesync_\(model.table)_insert"
-        let isNew = try db.read(
-            "SELECT 1 FROM sqlite_master WHERE type = 'trigger' AND name = :name", arguments: ["name": .text(insertTrigger)]
-        ).isEmpty
-        if isNew {
-            _ = try db.write("INSERT INTO codablesync_outbox (tbl, id, deleted) SELECT \(literal), \(ModelReflection.quotedID), 0 FROM \(table)")
-        }
-        // An update that changes nothing is not a change: the model layer upserts every value
-        // it saves, the related values of a graph included. An update names the columns it
-        // changed (`,text,done,`), for merges. The triggers are made again each time, so they
-        // know the columns the table has now.
-        let columns = try db.columns(in: model.table).map(\.name)
-        let changed = columns.map { "OLD.\(SQLName.quoted($0)) IS NOT NEW.\(SQLName.quoted($0))" }.joined(separator: " OR ")
-        let fields = "',' || " + columns.map {
-            "(CASE WHEN OLD.\(SQLName.quoted($0)) IS NOT NEW.\(SQLName.quoted($0)) THEN \(StoredValue.text($0 + ",").description) ELSE '' END)"
-        }.joined(separator: " || ")
-        var sql = ""
-        for (event, row, deleted) in [("INSERT", "NEW", 0), ("UPDATE", "NEW", 0), ("DELETE", "OLD", 1)] {
-            let trigger = SQLName.quoted("codablesync_\(model.table)_\(event.lowercased())")
-            let condition = event == "UPDATE" ? "\(skip) AND (\(changed))" : skip
-            sql += """
-                DROP TRIGGER IF EXISTS \(trigger);
-                CREATE TRIGGER \(trigger) AFTER \(event) ON \(table) \(condition) BEGIN
-                    INSERT INTO codablesync_outbox (tbl, id, deleted, fields)
-                    VALUES (\(literal), \(row).\(ModelReflection.quotedID), \(deleted), \(event == "UPDATE" ? fields : "NULL"));
-                END;
-
-                """
-        }
-        // A link row of a to-many relationship written or removed (a value saved with other
-        // related values, or a related value deleted) changes its owner, in that property.
-        for link in model.links {
-            let field = StoredValue.text(",\(model.linkFields[link] ?? link),").description
-            for (event, row) in [("INSERT", "NEW"), ("DELETE", "OLD")] {
-                let trigger = SQLName.quoted("codablesync_\(link)_\(event.lowercased())")
-                sql += """
-                    DROP TRIGGER IF EXISTS \(trigger);
-                    CREATE TRIGGER \(trigger) AFTER \(event) ON \(SQLName.quoted(link)) \(skip) BEGIN
-                        INSERT INTO codablesync_outbox (tbl, id, deleted, fields) VALUES (\(literal), \(row)."owner", 0, \(field));
-                    END;
-
-                    """
-            }
-        }
-        _ = try db.execute(raw: sql)
-    }
-
-    /// The oldest pending changes, at most `limit`, up to entry `upTo` when given.
+    /// The oldest pending changes of this sync's tables, at most `limit`, up to entry `upTo` when
+    /// given.
     func pending(limit: Int, upTo: Int64? = nil) async throws -> [Entry] {
         try await db.read(
-            "SELECT seq, tbl, id, deleted, fields FROM codablesync_outbox WHERE seq <= :upTo ORDER BY seq LIMIT :limit",
+            "SELECT seq, tbl, id, deleted, fields FROM codablesync_outbox WHERE seq <= :upTo AND \(ownEntries) ORDER BY seq LIMIT :limit",
             arguments: ["limit": .integer(Int64(limit)), "upTo": .integer(upTo ?? Int64.max)]
         ).map { row in
             guard let seq = row["seq"]?.int64Value, let table = row["tbl"]?.stringValue,
@@ -196,12 +167,25 @@ struct LocalOutbox: Sendable {
         }
     }
 
-    /// The ids of `table` with changes not pushed yet (pulls leave them alone: they are pushed
-    /// later, so the server will order them after what is pulled now).
+    /// The ids of `table` with changes not pushed yet, or refused (pulls leave them alone: they
+    /// are pushed later, so the server will order them after what is pulled now).
     func pendingIDs(in table: String) async throws -> Set<String> {
         Set(try await db.read(
-            "SELECT DISTINCT id FROM codablesync_outbox WHERE tbl = :table", arguments: ["table": .text(table)]
+            "SELECT id FROM codablesync_outbox WHERE tbl = :table UNION SELECT id FROM codablesync_refused WHERE tbl = :table",
+            arguments: ["table": .text(table)]
         ).compactMap { $0["id"]?.stringValue })
+    }
+
+    /// Rows whose latest local change not pushed yet is a delete: a pulled value's links to them
+    /// are left out (the delete wins over a stale copy of a graph, here as on the server).
+    func pendingDeletes() async throws -> Set<SyncedModel.Row> {
+        Set(try await db.read("""
+            SELECT tbl, id FROM codablesync_outbox o
+            WHERE deleted = 1 AND seq = (SELECT max(seq) FROM codablesync_outbox WHERE tbl = o.tbl AND id = o.id)
+            """).compactMap { row in
+            guard let table = row["tbl"]?.stringValue, let id = row["id"]?.stringValue else { return nil }
+            return SyncedModel.Row(table: table, id: id)
+        })
     }
 
     /// The server version pulled last.
@@ -211,15 +195,17 @@ struct LocalOutbox: Sendable {
 
     /// Runs `body` as the application of pulled changes: in one transaction that also records
     /// `version` as pulled (when given), with the outbox triggers off.
-    func applying(upTo version: Int64?, _ body: @escaping @Sendable () async throws -> Void) async throws {
+    @discardableResult
+    func applying<R: Sendable>(upTo version: Int64?, _ body: @escaping @Sendable () async throws -> R) async throws -> R {
         try await db.inTransaction { tx in
             _ = try await tx.write("UPDATE codablesync_state SET value = 1 WHERE key = 'applying'")
-            try await body()
+            let result = try await body()
             if let version {
                 _ = try await tx.write(
                     "UPDATE codablesync_state SET value = :version WHERE key = 'pulled'", arguments: ["version": .integer(version)])
             }
             _ = try await tx.write("UPDATE codablesync_state SET value = 0 WHERE key = 'applying'")
+            return result
         }
     }
 
@@ -282,10 +268,7 @@ struct LocalOutbox: Sendable {
     /// still refer to them. They are pushed back as local changes, so the server and every device
     /// get them again.
     func keep(table: String, ids: [String]) async throws {
-        for id in ids {
-            _ = try await db.write(
-                "INSERT INTO codablesync_outbox (tbl, id, deleted) VALUES (:table, :id, 0)", arguments: ["table": .text(table), "id": .text(id)])
-        }
+        for id in ids { try await requeue(table: table, id: id, deleted: false) }
     }
 }
 #endif

@@ -41,7 +41,7 @@ extension Postgres {
             log = ServerLog(db: database)
         }
 
-        private func install() async throws {
+        func install() async throws {
             guard !installed.withLock({ $0 }) else { return }
             try await log.install(models)
             installed.withLock { $0 = true }
@@ -57,71 +57,44 @@ extension Postgres {
             return (model, id)
         }
 
-        /// Applies a push in one transaction: the saves first (a related value inside a graph is
-        /// only created when missing), then the deletes (as row deletes: what a delete rule did on
-        /// the device travels as changes of its own). A push applied before (the same token),
-        /// sent again at any time and in any order, changes nothing and gets its first answer
-        /// again: the server keeps every push's token and answer (`codablesync_pushes`).
+        /// Applies a push in one transaction, with one outcome per change (see ``SyncPushResult``):
+        /// in the device's order, as runs of saves and runs of deletes (a delete that frees a
+        /// unique value comes before the save that takes it); a related value inside a graph is
+        /// only created when missing, and never when another writer deleted it (the link is
+        /// dropped, and the answer says so); deletes as row deletes (what a delete rule did on
+        /// the device travels as changes of its own). A change that fails for good (a constraint,
+        /// a value too large, a unique value taken, a value the server cannot decode) is refused
+        /// alone, with its reason; the others are applied. A push applied before (the same
+        /// token), sent again at any time and in any order, changes nothing and gets its first
+        /// answer again: the server keeps every push's token and answer (`codablesync_pushes`).
         ///
         /// - Throws: `SQLite.Sync.Error.Code.invalidArgument` for a change of a table or id that
-        ///   is not a synced model's, or without its entry number; `DecodingError` for a value
-        ///   that is not its model's JSON; `Postgres.Error`. Nothing is applied then.
+        ///   is not a synced model's, or without its entry number (a malformed request, refused
+        ///   whole); `Postgres.Error` for a failure that may pass (the connection, a deadlock).
+        ///   Nothing is applied then.
         public func push(_ push: SyncPush) async throws -> SyncPushResult {
             try await install()
-            var rows: [String: [String: (seq: Int64, base: Int64, value: (any Model & Sendable)?, fields: Set<String>?)]] = [:]
+            var latest: [SyncedModel.Row: ServerPush.Change] = [:]
             for change in push.changes {
                 let (model, id) = try model(of: change)
                 guard let seq = change.seq else {
                     throw SQLite.Sync.Error(.invalidArgument, "a pushed change of \(model.name) \(id) has no outbox entry number (seq)")
                 }
-                let value = try change.value.map { try model.decode($0, id) }
-                if let known = rows[model.table]?[id], known.seq > seq { continue }
-                rows[model.table, default: [:]][id] = (seq, change.version ?? 0, value, change.fields.map(Set.init))
+                let row = SyncedModel.Row(table: model.table, id: id)
+                if let known = latest[row], known.seq > seq { continue }
+                latest[row] = ServerPush.Change(
+                    model: model, id: id, seq: seq, base: change.version ?? 0, json: change.value, fields: change.fields.map(Set.init),
+                    keys: change.keys.map(Set.init))
             }
             guard let upTo = push.changes.compactMap(\.seq).max() else { return SyncPushResult() }
+            let ordered = latest.values.sorted { $0.seq < $1.seq }
             let models = models, log = log
             return try await log.db.inTransaction { tx -> SyncPushResult in
                 let start = try await log.beginPush(tx, push, upTo: upTo)
                 if let answer = start.answer { return answer }
-                var result = SyncPushResult(device: start.isNewDevice ? start.device : nil)
-                for model in models {
-                    guard let changes = rows[model.table]?.filter({ $0.value.seq > start.previous }), !changes.isEmpty else { continue }
-                    let lost = try await log.overwritten(
-                        tx, table: model.table, rows: changes.map { (model.serverText($0.key), $0.value.base) }, device: start.device)
-                    let losing = try await model.serverValues(tx, lost.filter { !$0.deleted }.compactMap { model.canonicalID($0.id) })
-                    var pushed = changes.compactMapValues(\.value)
-                    var merged: [String] = []
-                    for (serverID, deleted) in lost {
-                        let id = model.canonicalID(serverID) ?? serverID
-                        var conflict = SyncConflict(table: model.table, id: id, value: try deleted ? nil : losing[id].map(model.encode))
-                        // Both changed the row: a mergeable model keeps the merge of the two.
-                        if let merge = model.merge, let mine = pushed[id], let current = losing[id] {
-                            pushed[id] = try merge(mine, current, changes[id]?.fields ?? nil)
-                            conflict.merged = true
-                            merged.append(id)
-                        }
-                        result.conflicts.append(conflict)
-                    }
-                    if !pushed.isEmpty { try await model.saveServer(tx, Array(pushed.values)) }
-                    // A merge is no one device's value: logged as the server's own change, so
-                    // that a later push of this device's stale copy meets it as a conflict (and
-                    // is merged again) rather than replacing it.
-                    try await log.relog(tx, table: model.table, ids: merged.map(model.serverText))
-                }
-                // Deletes in passes, until one deletes nothing more: a row other deleted rows
-                // refer to goes once they are gone, whatever the models' order. What stays is
-                // needed by rows that stay: kept, logged again, and reported.
-                let deletes = models.map { model in
-                    (model, (rows[model.table] ?? [:]).filter { $0.value.seq > start.previous && $0.value.value == nil }.map(\.key))
-                }
-                for (model, kept) in try await SyncedModel.deleteInPasses(deletes, { model, ids in try await model.deleteServer(tx, ids) }) {
-                    try await log.relog(tx, table: model.table, ids: kept.map(model.serverText))
-                    let current = try await model.serverValues(tx, kept)
-                    for id in kept {
-                        result.conflicts.removeAll { $0.table == model.table && $0.id == id }
-                        result.conflicts.append(SyncConflict(table: model.table, id: id, value: try current[id].map(model.encode), lostHere: true))
-                    }
-                }
+                var application = ServerPush(tx: tx, log: log, models: models, device: start.device)
+                var result = try await application.apply(ordered.filter { $0.seq > start.previous })
+                result.device = start.isNewDevice ? start.device : nil
                 try await log.recordAnswer(tx, token: push.token, result)
                 return result
             }
@@ -139,8 +112,15 @@ extension Postgres {
             guard pull.limit > 0 else { throw SQLite.Sync.Error(.invalidArgument, "a pull's limit must be at least 1, not \(pull.limit)") }
             try await install()
             let limit = min(pull.limit, Self.pullLimit)
+            let (epoch, horizon) = try await log.epoch(after: pull.after, deviceEpoch: pull.epoch)
+            // Behind the horizon, the device would miss deletes: it starts over (nothing to read).
+            if pull.after > 0, pull.after < horizon {
+                return SyncPullResult(changes: [], version: pull.after, more: false, epoch: epoch, horizon: horizon)
+            }
             let entries = try await log.changes(after: pull.after, limit: limit)
-            guard let last = entries.last else { return SyncPullResult(changes: [], version: pull.after, more: false) }
+            guard let last = entries.last else {
+                return SyncPullResult(changes: [], version: pull.after, more: false, epoch: epoch, horizon: horizon)
+            }
             // Each entry's model and canonical id (entries of tables not synced here are left out).
             let resolved = entries.compactMap { entry -> (model: SyncedModel, id: String, version: Int64)? in
                 guard let model = models.first(where: { $0.table == entry.table }), let id = model.canonicalID(entry.id) else { return nil }
@@ -155,7 +135,7 @@ extension Postgres {
                 SyncChange(table: entry.model.table, id: entry.id, value: try values[entry.model.table]?[entry.id].map(entry.model.encode),
                            version: entry.version)
             }
-            return SyncPullResult(changes: changes, version: last.version, more: entries.count == limit)
+            return SyncPullResult(changes: changes, version: last.version, more: entries.count == limit, epoch: epoch, horizon: horizon)
         }
 
         /// A signal after each commit to a synced table (`LISTEN`/`NOTIFY`, on the database's

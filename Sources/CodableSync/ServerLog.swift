@@ -43,6 +43,13 @@ struct ServerLog: Sendable {
                     deleted boolean NOT NULL, origin text)
                 """)
             try await tx.execute("CREATE UNIQUE INDEX IF NOT EXISTS codablesync_changes_row ON codablesync_changes (tbl, id)")
+            // When each change was logged, for the tombstone horizon (logs made before it: now).
+            try await tx.execute("ALTER TABLE codablesync_changes ADD COLUMN IF NOT EXISTS at timestamptz NOT NULL DEFAULT now()")
+            // The server's own id (its part of the epoch) and the tombstone horizon.
+            try await tx.execute("CREATE TABLE IF NOT EXISTS codablesync_meta (key text PRIMARY KEY, value text NOT NULL)")
+            try await tx.execute("""
+                INSERT INTO codablesync_meta (key, value) VALUES ('epoch', $1), ('horizon', '0') ON CONFLICT (key) DO NOTHING
+                """, UUID().uuidString)
             try await tx.execute("CREATE TABLE IF NOT EXISTS codablesync_devices (device text PRIMARY KEY, pushed bigint NOT NULL, token text)")
             // Servers set up before pushes had tokens. (Not `ADD COLUMN IF NOT EXISTS … UNIQUE`,
             // which adds another index each time on some PostgreSQL versions.)
@@ -55,6 +62,7 @@ struct ServerLog: Sendable {
                 CREATE TABLE IF NOT EXISTS codablesync_pushes (
                     token text PRIMARY KEY, device text NOT NULL, upto bigint NOT NULL, answer text)
                 """)
+            try await tx.execute("ALTER TABLE codablesync_pushes ADD COLUMN IF NOT EXISTS at timestamptz NOT NULL DEFAULT now()")
             try await tx.execute("""
                 INSERT INTO codablesync_pushes (token, device, upto)
                 SELECT token, device, pushed FROM codablesync_devices WHERE token IS NOT NULL

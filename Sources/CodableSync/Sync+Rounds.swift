@@ -16,7 +16,9 @@ extension SQLite.Sync {
     func pushBatch() async throws -> Bool {
         let state = try await outbox.state()
         var resend = state.token.flatMap { token in state.tokenUpTo.map { (token: token, upTo: $0) } }
-        var entries = try await outbox.pending(limit: batchSize, upTo: resend?.upTo)
+        // Sent again whole, whatever the batch size is now: a part of it under its token would
+        // get the whole push's answer, and the rest would be sent again as new changes.
+        var entries = try await outbox.pending(limit: resend == nil ? batchSize : Int(Int64.max), upTo: resend?.upTo)
         if resend != nil, entries.isEmpty {
             try await outbox.forgetToken()
             resend = nil
@@ -49,12 +51,12 @@ extension SQLite.Sync {
                 let base = skipped[id].map { min(pulled, $0 - 1) } ?? pulled
                 changes.append(SyncChange(
                     table: model.table, id: id, value: try values[id].map(model.encode), seq: entry.seq, version: base,
-                    fields: entry.fields?.sorted()))
+                    fields: entry.fields?.sorted(), keys: values[id] == nil ? nil : model.keys))
                 rows.append((model.table, id))
             }
         }
         guard !changes.isEmpty else {
-            // Entries of tables this sync does not know (any more): nothing to send.
+            // Entries naming no row of this sync's models: nothing to send.
             try await outbox.discard(upTo: last.seq)
             if resend != nil { try await outbox.forgetToken() }
             return true
@@ -62,7 +64,22 @@ extension SQLite.Sync {
         let token: String
         if let resend { token = resend.token } else { token = try await outbox.recordToken(upTo: last.seq) }
         let result = try await transport.push(SyncPush(device: state.device, token: token, acknowledged: state.acknowledged, changes: changes))
-        try await outbox.pushed(upTo: last.seq, rows: rows, token: token, newDevice: result.device)
+        // Refused changes stay here with their reasons, the device's value as it was sent.
+        let sent = Dictionary(changes.map { (SyncedModel.Row(table: $0.table, id: $0.id), $0.value) }, uniquingKeysWith: { _, last in last })
+        let refused = result.refused.compactMap { refusal -> (model: SyncedModel, row: LocalOutbox.Refused)? in
+            guard let model = model(of: refusal.table), let id = model.canonicalID(refusal.id) else { return nil }
+            return (model, LocalOutbox.Refused(
+                table: model.table, id: id, reason: refusal.reason.name, message: refusal.message,
+                value: sent[SyncedModel.Row(table: model.table, id: id)] ?? nil, serverValue: refusal.serverValue))
+        }
+        try await outbox.pushed(upTo: last.seq, rows: rows, refused: refused.map(\.row), token: token, newDevice: result.device)
+        for (model, row) in refused {
+            publish(.refused(RefusedChange(
+                model: model.name, id: row.id, reason: SyncRefusal.Reason(row.reason), message: row.message,
+                value: row.value.flatMap { try? model.decode($0, row.id) }, serverValue: row.serverValue.flatMap { try? model.decode($0, row.id) },
+                table: model.table)))
+        }
+        for link in result.droppedLinks { publish(.linkDropped(link)) }
         for conflict in result.conflicts {
             guard let model = model(of: conflict.table) else { continue }
             // The changes are pushed already: a losing value this app cannot decode (a newer app
@@ -79,60 +96,74 @@ extension SQLite.Sync {
     func pullBatch() async throws -> Bool {
         let after = try await outbox.pulledVersion()
         let device = try await outbox.state().device
-        let result = try await transport.pull(SyncPull(device: device, after: after, limit: batchSize))
-        guard result.version > after else { return false }
+        let epoch = try await outbox.stateValue("epoch")
+        let result = try await transport.pull(SyncPull(device: device, after: after, limit: batchSize, epoch: epoch))
+        if try await startOverIfNeeded(after: after, known: epoch, result) { return true }
+        let restarting = try await outbox.startingOver()
+        guard result.version > after || restarting != nil else { return false }
         if !result.changes.isEmpty { publish(.pulling(result.changes.count)) }
         // The latest change of each row (its value now, or its delete), with its version. A value
         // this app's model cannot decode (a newer app version's) is kept aside; the pull goes on.
-        var latest: [String: [String: (version: Int64, value: (any Model & Sendable)?)]] = [:]
+        var latest: [String: [String: PulledRow]] = [:]
         var undecodable: [LocalOutbox.Undecodable] = []
         for change in result.changes {
             guard let model = model(of: change.table), let id = model.canonicalID(change.id) else { continue }
             let version = change.version ?? result.version
             do {
-                latest[model.table, default: [:]][id] = (version, try change.value.map { try model.decode($0, id) })
+                latest[model.table, default: [:]][id] = PulledRow(version: version, json: change.value, value: try change.value.map { try model.decode($0, id) })
             } catch {
                 latest[model.table]?[id] = nil
                 undecodable.append(LocalOutbox.Undecodable(table: model.table, id: id, version: version, value: change.value ?? "", error: "\(error)"))
             }
         }
-        let db = outbox.db, outbox = outbox, models = models, updates = latest, keptAside = undecodable
-        try await outbox.applying(upTo: result.version) {
-            try await outbox.keepAside(keptAside)
-            // The device's copy of such a row is now behind the server's: a push of it overwrites
-            // a change this device never saw, and reports it (as for a change a pull left alone).
-            for row in keptAside { try await outbox.skip(table: row.table, ids: [row.id: row.version]) }
+        let outbox = outbox, models = models, updates = latest, decodingFailures = undecodable
+        let sent = result.changes.compactMap { change in
+            model(of: change.table).flatMap { model in model.canonicalID(change.id).map { SyncedModel.Row(table: model.table, id: $0) } }
+        }
+        let keptAside = try await outbox.applying(upTo: max(result.version, after)) { () -> [LocalOutbox.Undecodable] in
+            var keptAside = decodingFailures
+            if restarting != nil { try await outbox.markSeen(sent) }
             var deletions: [(SyncedModel, [String])] = []
+            var clashing: [(SyncedModel, [String: PulledRow])] = []
             for model in models {
                 guard let rows = updates[model.table] else { continue }
                 // A readable change of a row kept aside replaces it.
                 try await outbox.forgetAside(table: model.table, ids: Array(rows.keys))
-                // Rows changed here and not pushed yet stay as they are: their push reaches the
-                // server after these changes, so it wins (and reports them as overwritten). Read
-                // in the transaction, so that no local commit can come between the check and the
-                // write.
+                // Rows changed here and not pushed yet (or refused) stay as they are: their push
+                // reaches the server after these changes, so it wins (and reports them as
+                // overwritten). Read in the transaction, so that no local commit can come between
+                // the check and the write.
                 let pending = Set(try await outbox.pendingIDs(in: model.table).compactMap(model.canonicalID))
                 let left = rows.filter { pending.contains($0.key) }
-                if !left.isEmpty { try await outbox.skip(table: model.table, ids: left.mapValues(\.version)) }
-                let saves = rows.filter { !pending.contains($0.key) && $0.value.value != nil }
-                if !saves.isEmpty {
-                    try await model.saveLocal(db, saves.compactMap(\.value.value))
-                    try await outbox.undefer(table: model.table, ids: Array(saves.keys))
-                    // Up to date again (a row kept aside was behind).
-                    try await outbox.remove(Array(saves.keys), of: model.table, from: "codablesync_skipped")
+                if !left.isEmpty {
+                    try await outbox.skip(table: model.table, ids: left.mapValues(\.version))
+                    try await outbox.updateRefused(table: model.table, serverValues: left.mapValues(\.json))
                 }
+                let saves = rows.filter { !pending.contains($0.key) && $0.value.value != nil }
+                let (unsaved, aside) = try await self.applySaves(model, saves)
+                keptAside += aside
+                if !unsaved.isEmpty { clashing.append((model, unsaved)) }
                 deletions.append((model, rows.filter { !pending.contains($0.key) && $0.value.value == nil }.map(\.key)))
             }
-            // Deletes after every save (see Postgres.SyncServer.push), in passes. A row that local
-            // rows still refer to waits: a later batch may change those rows.
-            let kept = try await SyncedModel.deleteInPasses(deletions) { model, ids in try await model.deleteLocal(db, ids) }
+            // Deletes after every save, in passes (see ServerPush). A row that local rows still
+            // refer to waits: a later batch may change those rows.
+            let kept = try await SyncedModel.deleteInPasses(deletions) { model, ids in try await model.deleteLocal(outbox.db, ids) }
             for (model, ids) in kept {
                 try await outbox.deferDeletes(table: model.table, ids: Dictionary(uniqueKeysWithValues: ids.compactMap { id in
                     updates[model.table]?[id].map { (id, $0.version) }
                 }))
             }
+            // Saves that met a unique value another local row held, once the deletes (and the
+            // other saves) freed it; what still clashes makes room or waits aside.
+            for (model, rows) in clashing { keptAside += try await self.applyClashing(model, rows) }
+            try await outbox.keepAside(keptAside)
+            // The device's copy of such a row is now behind the server's: a push of it overwrites
+            // a change this device never saw, and reports it (as for a change a pull left alone).
+            for row in keptAside { try await outbox.skip(table: row.table, ids: [row.id: row.version]) }
+            if let restarting, !result.more { try await self.finishStartOver(restarting) }
+            return keptAside
         }
-        for row in undecodable {
+        for row in keptAside {
             publish(.undecodable(UndecodableRow(model: model(of: row.table)?.name ?? row.table, id: row.id, version: row.version, error: row.error)))
         }
         return result.more

@@ -30,6 +30,9 @@ extension SQLite {
     ///   with local changes not pushed yet is left alone by pulls: its push will reach the server
     ///   later, so it wins. A push that overwrites another device's change reports the losing
     ///   value on ``states`` as ``State/conflict(_:)``.
+    /// - **Refusals:** a change the server refuses for good (a constraint, a value too large, a
+    ///   unique value another device took first) is refused alone; the device keeps it with its
+    ///   reason (``State/refused(_:)``, ``refusedChanges()``, ``resolve(_:_:)``) and goes on.
     ///
     /// Synced models need ids a device makes up alone: `UUID` or `String`. A model whose id the
     /// database assigns is refused, naming it (two devices offline would both take id 7).
@@ -51,6 +54,16 @@ extension SQLite {
             /// A pulled row this app's model cannot decode was kept aside; the pull went on
             /// (see ``UndecodableRow``, ``undecodableRows()``).
             case undecodable(UndecodableRow)
+            /// The server refused a change of this device for good, with the reason; the device
+            /// keeps it until the app resolves it (see ``refusedChanges()``). The other changes
+            /// went on.
+            case refused(RefusedChange)
+            /// The server dropped a pushed value's link to a row another writer had deleted,
+            /// rather than create that row again; the value was saved without it.
+            case linkDropped(SyncDroppedLink)
+            /// The device starts over: it pulls everything again, keeping its own changes (see
+            /// ``StartingOver``).
+            case startingOver(StartingOver)
         }
 
         /// A row two writers changed, and the value that lost.
@@ -165,7 +178,7 @@ extension SQLite {
         init(local: SQLite.Database, synced: [SyncedModel], transport: any SyncTransport, batchSize: Int, pollInterval: Duration) throws {
             guard batchSize > 0 else { throw Error(.invalidArgument, "batchSize must be at least 1, not \(batchSize)") }
             models = synced
-            outbox = LocalOutbox(db: local)
+            outbox = LocalOutbox(db: local, tables: synced.map(\.table))
             self.transport = transport
             self.batchSize = batchSize
             self.pollInterval = pollInterval
@@ -305,6 +318,7 @@ extension SQLite {
         /// error is thrown after the pull.
         private func round() async throws {
             try await prepareLocal()
+            try await outbox.refreshTriggers(models)
             var pushError: (any Swift.Error)?
             do {
                 while try await pushBatch() {}

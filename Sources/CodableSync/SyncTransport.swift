@@ -26,7 +26,7 @@ import Foundation
 /// recognises a push it has applied already, by ``SyncPush/token``).
 public protocol SyncTransport: Sendable {
     /// Applies a device's changes in one server transaction; says which other writers' changes
-    /// they overwrote.
+    /// they overwrote, and which it refused for good (``SyncPushResult``).
     func push(_ push: SyncPush) async throws -> SyncPushResult
     /// The changes after a version, oldest first, in one batch (``Postgres/SyncServer`` sends
     /// 10,000 at most, whatever the limit asked).
@@ -78,14 +78,22 @@ public struct SyncChange: Codable, Sendable, Hashable {
     /// property name), for ``SyncMergeable`` models' merges; `nil` when all of them may have (a
     /// new row). `nil` in a pull.
     public var fields: [String]?
+    /// In a push: the keys the device's model has (its `Codable` form's). A key of the server's
+    /// row that the device's model lacks (a newer app version added the property) keeps the
+    /// server's value, rather than being erased by an older app's push. `nil`: the value is
+    /// taken whole. `nil` in a pull.
+    public var keys: [String]?
 
-    public init(table: String, id: String, value: String?, seq: Int64? = nil, version: Int64? = nil, fields: [String]? = nil) {
+    public init(
+        table: String, id: String, value: String?, seq: Int64? = nil, version: Int64? = nil, fields: [String]? = nil, keys: [String]? = nil
+    ) {
         self.table = table
         self.id = id
         self.value = value
         self.seq = seq
         self.version = version
         self.fields = fields
+        self.keys = keys
     }
 }
 
@@ -108,7 +116,9 @@ public struct SyncPush: Codable, Sendable, Hashable {
     }
 }
 
-/// The server's answer to a ``SyncPush``: applied (all of it, in one transaction).
+/// The server's answer to a ``SyncPush``, one outcome per change: every change is applied (in one
+/// transaction) except those in ``refused``; ``conflicts`` names the applied ones that met
+/// another writer's change, ``droppedLinks`` the links to deleted rows the server left out.
 public struct SyncPushResult: Codable, Sendable, Hashable {
     /// Rows where this push met another writer's change.
     public var conflicts: [SyncConflict]
@@ -116,10 +126,28 @@ public struct SyncPushResult: Codable, Sendable, Hashable {
     /// later push from that id than the device does, so the database file is a copy (or a
     /// restored backup) of another device's. This push's changes are the new id's.
     public var device: String?
+    /// Changes the server refused for good, each with its reason; the others are applied.
+    public var refused: [SyncRefusal]
+    /// Links of pushed values to rows another writer deleted, which the server dropped.
+    public var droppedLinks: [SyncDroppedLink]
 
-    public init(conflicts: [SyncConflict] = [], device: String? = nil) {
+    public init(conflicts: [SyncConflict] = [], device: String? = nil, refused: [SyncRefusal] = [], droppedLinks: [SyncDroppedLink] = []) {
         self.conflicts = conflicts
         self.device = device
+        self.refused = refused
+        self.droppedLinks = droppedLinks
+    }
+
+    private enum CodingKeys: String, CodingKey { case conflicts, device, refused, droppedLinks }
+
+    /// Answers without ``refused`` and ``droppedLinks`` (a server, or an answer kept, from before
+    /// they existed) have none.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        conflicts = try container.decode([SyncConflict].self, forKey: .conflicts)
+        device = try container.decodeIfPresent(String.self, forKey: .device)
+        refused = try container.decodeIfPresent([SyncRefusal].self, forKey: .refused) ?? []
+        droppedLinks = try container.decodeIfPresent([SyncDroppedLink].self, forKey: .droppedLinks) ?? []
     }
 }
 
@@ -152,11 +180,15 @@ public struct SyncPull: Codable, Sendable, Hashable {
     public var after: Int64
     /// How many changes at most.
     public var limit: Int
+    /// The server epoch the device pulled ``after`` from (``SyncPullResult/epoch``), `nil` before
+    /// it knows one.
+    public var epoch: String?
 
-    public init(device: String, after: Int64, limit: Int) {
+    public init(device: String, after: Int64, limit: Int, epoch: String? = nil) {
         self.device = device
         self.after = after
         self.limit = limit
+        self.epoch = epoch
     }
 }
 
@@ -167,11 +199,21 @@ public struct SyncPullResult: Codable, Sendable, Hashable {
     public var version: Int64
     /// Whether more changes follow this version.
     public var more: Bool
+    /// The server's history (see `Postgres.SyncServer`): when it is not the one a device pulled
+    /// from before (a server restored from a backup, a promoted replica), the device pulls
+    /// everything again and uploads the rows the server lacks. `nil`: not told.
+    public var epoch: String?
+    /// The newest version whose tombstone the server forgot (`Postgres.SyncServer.compact`): a
+    /// device that pulled last before it pulls everything again, and deletes the rows the server
+    /// no longer has. `nil`: none forgotten.
+    public var horizon: Int64?
 
-    public init(changes: [SyncChange], version: Int64, more: Bool) {
+    public init(changes: [SyncChange], version: Int64, more: Bool, epoch: String? = nil, horizon: Int64? = nil) {
         self.changes = changes
         self.version = version
         self.more = more
+        self.epoch = epoch
+        self.horizon = horizon
     }
 }
 #endif

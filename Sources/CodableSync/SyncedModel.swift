@@ -30,6 +30,8 @@ struct SyncedModel: Sendable {
     let localValues: @Sendable (SQLite.Database, [String]) async throws -> [String: any Model & Sendable]
     let serverValues: @Sendable (any Postgres.Queryable, [String]) async throws -> [String: any Model & Sendable]
     let saveLocal: @Sendable (SQLite.Database, [any Model & Sendable]) async throws -> Void
+    /// Saves a value as the app does (its graph included), a local change.
+    let saveEdited: @Sendable (SQLite.Database, any Model & Sendable) async throws -> Void
     /// Deletes rows as rows: their link rows go (foreign keys), optional to-ones pointing at them
     /// become nil, but no delete rule runs: what a rule did on the device that deleted is its own
     /// change, which travels by itself (a cascade there reaches here as the deletes it caused).
@@ -45,6 +47,26 @@ struct SyncedModel: Sendable {
     /// device changed; `nil` for models that are not mergeable (the push replaces the row).
     let merge: (@Sendable (any Model & Sendable, any Model & Sendable, Set<String>?) throws -> any Model & Sendable)?
     let decode: @Sendable (_ json: String, _ id: String) throws -> any Model & Sendable
+    /// The keys of the model's `Codable` form (its stored properties' names): a pushed value's
+    /// keys, so that the server keeps the fields of a newer model that this one lacks.
+    let keys: [String]
+    /// The rows a value links (its relationships' related values), by table and canonical id.
+    let related: @Sendable (any Model & Sendable) -> [Row]
+    /// A value without its links to `rows`; `nil` when it cannot be without one of them (a
+    /// non-optional to-one, a `let` property).
+    let droppingLinks: @Sendable (any Model & Sendable, _ rows: Set<Row>) -> (any Model & Sendable)?
+
+    /// A row of a synced table, by canonical id.
+    struct Row: Hashable, Sendable {
+        let table: String
+        let id: String
+    }
+
+    /// A model value's id as the sync engine writes it (a UUID in upper case).
+    static func idText(_ value: some Model) -> String {
+        if let uuid = value.id as? UUID { return uuid.uuidString }
+        return "\(value.id)"
+    }
 
     /// The models of a sync, each checked, and checked together: a relationship must lead to a
     /// model that is synced too.
@@ -133,6 +155,22 @@ struct SyncedModel: Sendable {
 
         self.name = name
         table = T.tableName
+        let relationships = schema.relationships
+        keys = try ModelReflection.storedFields(of: T.self).map(\.name)
+        related = { value in
+            relationships.flatMap { relationship in
+                relationship.related(value).map { Row(table: Swift.type(of: $0).tableName, id: Self.idText($0)) }
+            }
+        }
+        droppingLinks = { value, rows in
+            var current: Any = value
+            for relationship in relationships {
+                guard let without = relationship.removingRelated(current, { rows.contains(Row(table: Swift.type(of: $0).tableName, id: Self.idText($0))) })
+                else { return nil }
+                current = without
+            }
+            return current as? T
+        }
         links = schema.relationships.filter(\.isToMany).map(\.linkTable)
         linkFields = Dictionary(schema.relationships.filter(\.isToMany).map { ($0.linkTable, $0.name) }, uniquingKeysWith: { first, _ in first })
         if T.self is any SyncMergeable.Type {
@@ -162,6 +200,12 @@ struct SyncedModel: Sendable {
         // Related values inside a graph are only created when missing: each row travels by its
         // own change, and a copy inside another value's graph may be older than the row.
         saveLocal = { db, values in try await db.saveKeepingRelated(typed(values)) }
+        saveEdited = { db, value in
+            guard let value = value as? T else {
+                throw SQLite.Sync.Error(.invalidArgument, "a \(Swift.type(of: value)) value was given as a \(name)")
+            }
+            _ = try await db.save(value)
+        }
         let quotedTable = SQLName.quoted(T.tableName)
         let serverIDType = T.ID.self == UUID.self ? "uuid" : "text"
         deleteLocal = { db, texts in

@@ -8,9 +8,9 @@
 // record in `soak_made`, a table sync does not know), and makes, renames, refills and deletes
 // folders of anyone's notes, while `run()` syncs. The check: every device equals the server,
 // every outbox is empty, and every note a device made and kept is on the server with its maker's
-// last edit count (nothing lost, no stale value). A note its maker deleted may come back when
-// another device's folder, changed concurrently, still held it (counted, not a failure: see
-// RELIABILITY.md).
+// last edit count (nothing lost, no stale value), and no note its maker deleted is anywhere
+// (not even when another device's folder, changed concurrently, still held it). The `check:` line
+// counts both: "… N deleted of which M came back, L lost …".
 import Foundation
 
 #if Postgres
@@ -115,7 +115,7 @@ func check(url: String, paths: [String]) async throws -> Bool {
     let notes = try await server.get(SoakNote.self).sorted { $0.id.uuidString < $1.id.uuidString }
     let folders = try await server.get(SoakFolder.self).sorted { $0.id.uuidString < $1.id.uuidString }
     let onServer = Dictionary(notes.map { ($0.id.uuidString, $0) }, uniquingKeysWith: { first, _ in first })
-    var kept = 0, deleted = 0, cameBack = 0, edits: Int64 = 0
+    var kept = 0, deleted = 0, cameBack = 0, lost = 0, edits: Int64 = 0
     for (index, db) in devices.enumerated() {
         if try await db.get(SoakNote.self).sorted(by: { $0.id.uuidString < $1.id.uuidString }) != notes { fail("device \(index)'s notes differ from the server's") }
         let local = try await db.get(SoakFolder.self).sorted { $0.id.uuidString < $1.id.uuidString }
@@ -127,18 +127,25 @@ func check(url: String, paths: [String]) async throws -> Bool {
         for note in try await made(db) {
             if note.deleted {
                 deleted += 1
-                if onServer[note.id] != nil { cameBack += 1 }
+                if onServer[note.id] != nil {
+                    cameBack += 1
+                    fail("note \(note.id), deleted by device \(index), came back")
+                }
             } else if let value = onServer[note.id] {
                 kept += 1
                 edits += note.edits
-                if Int64(value.edits) != note.edits { fail("note \(note.id) of device \(index) has \(value.edits) edits on the server, \(note.edits) on its device") }
+                if Int64(value.edits) != note.edits {
+                    lost += 1
+                    fail("note \(note.id) of device \(index) has \(value.edits) edits on the server, \(note.edits) on its device")
+                }
             } else {
+                lost += 1
                 fail("note \(note.id), made and kept by device \(index), is not on the server")
             }
         }
     }
     if notes.count != kept + cameBack { fail("the server has \(notes.count) notes; the devices kept \(kept), and \(cameBack) deleted ones came back") }
-    print("check: \(devices.count) devices, \(notes.count) notes (\(kept) kept with \(edits) edits, \(deleted) deleted of which \(cameBack) came back through a folder), \(folders.count) folders: \(ok ? "converged" : "FAILED")")
+    print("check: \(devices.count) devices, \(notes.count) notes (\(kept) kept with \(edits) edits, \(deleted) deleted of which \(cameBack) came back, \(lost) lost), \(folders.count) folders: \(ok ? "converged" : "FAILED")")
     await server.close()
     return ok
 }

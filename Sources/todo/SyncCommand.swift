@@ -56,7 +56,9 @@ enum SyncCommand {
             case .pulling(let count): pulled += count
             case .conflict(let conflict): print(describe(conflict))
             case .undecodable(let row): print("Kept aside, this version of todo cannot read it: \(row)")
-            case .offline, .idle: break
+            case .refused(let change): print(describe(change))
+            case .startingOver(let why): print(startingOver(why))
+            case .linkDropped, .offline, .idle: break
             }
             if case .idle = state { break }
         }
@@ -75,6 +77,9 @@ enum SyncCommand {
                 case .pulling(let count): say("Receiving \(count) change\(count == 1 ? "" : "s")…")
                 case .conflict(let conflict): say(describe(conflict))
                 case .undecodable(let row): say("Kept aside, this version of todo cannot read it: \(row)")
+                case .refused(let change): say(describe(change))
+                case .startingOver(let why): say(startingOver(why))
+                case .linkDropped: break
                 case .offline(let error): say("Offline (trying again): \(error)")
                 case .idle: break
                 }
@@ -95,6 +100,17 @@ enum SyncCommand {
     /// Unbuffered, so that a pipe (another program, a log) sees each line at once.
     private static func say(_ line: String) {
         FileHandle.standardOutput.write(Data((line + "\n").utf8))
+    }
+
+    private static func startingOver(_ why: SQLite.Sync.StartingOver) -> String {
+        switch why {
+        case .serverRestored: "The server was restored from a backup: receiving everything again, and sending what it lost."
+        case .offlineTooLong: "Offline longer than the server keeps deletes: receiving everything again."
+        }
+    }
+
+    private static func describe(_ refused: SQLite.Sync.RefusedChange) -> String {
+        "The server refused your change of \(TodoTable.shortID(refused.id)) (\(refused.reason)); it stays here: \(refused.message)"
     }
 
     private static func describe(_ conflict: SQLite.Sync.Conflict) -> String {

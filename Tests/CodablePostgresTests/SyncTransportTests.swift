@@ -161,17 +161,16 @@ struct SyncTransportTests {
         }
         #expect(unknown?.code == .invalidArgument)
         #expect(unknown?.message.contains("Nope") == true)
+        // A value that is not its row's, or not its model's JSON: that change alone is refused.
         let otherID = UUID()
-        let mismatched = await #expect(throws: SQLite.Sync.Error.self) {
-            _ = try await endpoint.push(SyncPush(device: device, token: UUID().uuidString, acknowledged: nil, changes: [
-                SyncChange(table: Note.tableName, id: otherID.uuidString, value: #"{"id":"\#(note.id)","text":"x","done":false}"#, seq: 9)]))
-        }
-        #expect(mismatched?.message.contains(otherID.uuidString) == true, "\(String(describing: mismatched))")
-        let malformed = await #expect(throws: DecodingError.self) {
-            _ = try await endpoint.push(SyncPush(device: device, token: UUID().uuidString, acknowledged: nil, changes: [
-                SyncChange(table: Note.tableName, id: note.id.uuidString, value: #"{"id":"\#(note.id)","text":7}"#, seq: 10)]))
-        }
-        #expect(malformed != nil)
+        let mismatched = try await endpoint.push(SyncPush(device: device, token: UUID().uuidString, acknowledged: nil, changes: [
+            SyncChange(table: Note.tableName, id: otherID.uuidString, value: #"{"id":"\#(note.id)","text":"x","done":false}"#, seq: 9)]))
+        #expect(mismatched.refused.map(\.reason) == [.undecodable])
+        #expect(mismatched.refused.first?.message.contains(otherID.uuidString) == true, "\(mismatched)")
+        let malformed = try await endpoint.push(SyncPush(device: device, token: UUID().uuidString, acknowledged: nil, changes: [
+            SyncChange(table: Note.tableName, id: note.id.uuidString, value: #"{"id":"\#(note.id)","text":7}"#, seq: 10)]))
+        #expect(malformed.refused.map(\.id) == [note.id.uuidString])
+        #expect(malformed.refused.first?.serverValue.map { try? JSONDecoder().decode(Note.self, from: Data($0.utf8)) } == note)
         let limit = await #expect(throws: SQLite.Sync.Error.self) { _ = try await endpoint.pull(SyncPull(device: device, after: 0, limit: 0)) }
         #expect(limit?.code == .invalidArgument)
         #expect(try await server.get(Note.self, id: note.id) == note)

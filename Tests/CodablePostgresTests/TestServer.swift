@@ -68,6 +68,18 @@ actor TestServer {
         return base + name + "?sslmode=disable"
     }
 
+    /// The URL of a new database that is a copy of the one at `url` (as a dump restored from it
+    /// would be: another database, with its data). Nothing may be connected to the original.
+    func copyOfDatabase(at url: String) async throws -> String {
+        let base = try await start().get()
+        guard let name = url.dropFirst(base.count).split(separator: "?").first, url.hasPrefix(base) else {
+            throw Unavailable(description: "\(url) is not a database of this server")
+        }
+        let copy = "test_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+        try await admin?.execute("CREATE DATABASE \(copy) TEMPLATE \(name)")
+        return base + copy + "?sslmode=disable"
+    }
+
     /// A connection to a new, empty database.
     func freshDatabase() async throws -> Postgres.Database {
         try await Postgres.Database(url: try await freshDatabaseURL())

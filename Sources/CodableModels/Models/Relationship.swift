@@ -63,6 +63,10 @@ package struct Relationship: @unchecked Sendable {  // immutable; key paths, met
     package let makeValue: ([Any]) -> Any?
     /// How the target's id is stored: the type of a to-one's column and of a link's `target`.
     package let targetIDStorage: StorageType
+    /// A value of the owner type without the related values `isRemoved` picks (out of a
+    /// to-many's array; an optional to-one set to `nil`); `nil` when it cannot be without them
+    /// (a non-optional to-one, or a `let` property).
+    package let removingRelated: (_ value: Any, _ isRemoved: (any Model) -> Bool) -> Any?
 
     package var isToMany: Bool { kind == .toMany }
 
@@ -114,11 +118,26 @@ package struct Relationship: @unchecked Sendable {  // immutable; key paths, met
             case .toMany: values.compactMap { $0 as? Target }
             }
         }
+        let removingRelated: (Any, (any Model) -> Bool) -> Any? = { value, isRemoved in
+            guard var root = value as? Root else { return nil }
+            guard related(root).contains(where: isRemoved) else { return root }
+            switch kind {
+            case .toOne(isOptional: true):
+                guard let path = keyPath as? WritableKeyPath<Root, Target?> else { return nil }
+                root[keyPath: path] = nil
+            case .toOne(isOptional: false):
+                return nil
+            case .toMany:
+                guard let path = keyPath as? WritableKeyPath<Root, [Target]> else { return nil }
+                root[keyPath: path].removeAll { isRemoved($0) }
+            }
+            return root
+        }
         let rule = Root.deleteRules.first { $0.key == keyPath }?.value ?? .nullify
         return Relationship(
             name: field.name, keyPath: keyPath, kind: kind, target: Target.self, rule: rule, owner: Root.self,
             linkTable: "\(Root.tableName).\(field.name)", related: related, makeValue: makeValue,
-            targetIDStorage: StorageType.of(Target.ID.self).0)
+            targetIDStorage: StorageType.of(Target.ID.self).0, removingRelated: removingRelated)
     }
 
     /// Refuses a graph of types that leads back to a type on the same path (`Movie.cast: [Actor]`

@@ -1,0 +1,235 @@
+#if Postgres
+import CodableSync
+import Foundation
+import Testing
+
+/// Sync across app versions, migrations, several syncs of one file, lost answers, and a server
+/// whose history changed (restored from a backup, tombstones forgotten).
+@Suite("Sync: schema evolution, several syncs of a file, starting over", .serverShare, .needsPostgres, .serialized, .hangLimit(minutes: 3))
+struct SyncEvolutionTests {
+    typealias Note = SyncTests.Note
+    typealias Folder = SyncTests.Folder
+    static let models: [any (Model & Sendable).Type] = [Note.self, Folder.self]
+
+    /// This app version's task.
+    struct Chore: UUIDModel, Sendable, Equatable {
+        let id: UUID
+        var title: String
+    }
+
+    /// The next app version's task, the same table: it adds a property.
+    struct NewerChore: UUIDModel, Sendable, Equatable {
+        static var tableName: String { "Chore" }
+        let id: UUID
+        var title: String
+        var priority: Int?
+    }
+
+    static func path() -> String { SyncTransportTests.temporaryPath() }
+
+    static func states(of sync: SQLite.Sync, during round: () async throws -> Void) async throws -> [SQLite.Sync.State] {
+        try await SyncRefusalTests.states(of: sync, during: round)
+    }
+
+    @Test("an older app's push keeps the fields a newer model added; the newer app can still clear them")
+    func olderAppKeepsNewerFields() async throws {
+        let server = try await TestServer.shared.freshDatabase()
+        let newer = try SQLite.Database(path: Self.path()), older = try SQLite.Database(path: Self.path())
+        // The server runs the newer app version (behind its API, as every device's server).
+        let endpoint = try Postgres.SyncServer(database: server, models: [NewerChore.self])
+        let syncNewer = try SQLite.Sync(local: newer, transport: endpoint, models: [NewerChore.self])
+        let syncOlder = try SQLite.Sync(local: older, transport: endpoint, models: [Chore.self])
+        let chore = NewerChore(id: UUID(), title: "water plants", priority: 3)
+        try await newer.save(chore)
+        try await syncNewer.sync()
+        try await syncOlder.sync()
+        #expect(try await older.get(Chore.self, id: chore.id) == Chore(id: chore.id, title: "water plants"))
+        try await older.save(Chore(id: chore.id, title: "water all plants"))
+        try await syncOlder.sync()
+        #expect(try await server.get(NewerChore.self, id: chore.id) == NewerChore(id: chore.id, title: "water all plants", priority: 3))
+        try await syncNewer.sync()
+        #expect(try await newer.get(NewerChore.self, id: chore.id)?.priority == 3)
+        // The newer app knows the field: setting it to nil is a change like any other.
+        try await newer.save(NewerChore(id: chore.id, title: "water all plants", priority: nil))
+        try await syncNewer.sync()
+        #expect(try await server.get(NewerChore.self, id: chore.id)?.priority == nil)
+        await server.close()
+    }
+
+    @Test("an app and its widget sync one file with different models: neither drops the other's changes")
+    func twoSyncsOfOneFile() async throws {
+        let server = try await TestServer.shared.freshDatabase()
+        let local = try SQLite.Database(path: Self.path())
+        let widget = try SQLite.Sync(local: local, server: server, models: [Note.self])
+        let app = try SQLite.Sync(local: local, server: server, models: Self.models)
+        try await app.sync()
+        try await widget.sync()
+        let note = Note(id: UUID(), text: "in a folder", done: false)
+        try await local.save(Folder(id: UUID(), name: "Inbox", notes: [note]))
+        try await widget.sync()
+        #expect(try await server.get(Note.self) == [note])
+        #expect(try await local.read("SELECT count(*) AS n FROM codablesync_outbox WHERE tbl = 'Folder'").first?["n"]?.int64Value ?? 0 > 0)
+        try await app.sync()
+        #expect(try await server.get(Folder.self).first?.notes == [note])
+        #expect(try await local.read("SELECT count(*) AS n FROM codablesync_outbox").first?["n"]?.int64Value == 0)
+        await server.close()
+    }
+
+    /// Applies pushes, and loses the answer of the first one.
+    final class LosesFirstAnswer: SyncTransport, @unchecked Sendable {  // `lost` is guarded by `lock`
+        struct Lost: Error {}
+        let server: Postgres.SyncServer
+        private let lock = NSLock()
+        private var lost = false
+        init(server: Postgres.SyncServer) { self.server = server }
+        func push(_ push: SyncPush) async throws -> SyncPushResult {
+            let answer = try await server.push(push)
+            if lock.withLock({ let first = !lost; lost = true; return first }) { throw Lost() }
+            return answer
+        }
+        func pull(_ pull: SyncPull) async throws -> SyncPullResult { try await server.pull(pull) }
+    }
+
+    @Test("a push sent again after a lost answer goes whole, whatever the batch size is now: nothing of it is applied twice")
+    func resendWithSmallerBatch() async throws {
+        let server = try await TestServer.shared.freshDatabase()
+        let endpoint = try Postgres.SyncServer(database: server, models: Self.models)
+        let pathA = Self.path()
+        let a = try SQLite.Database(path: pathA), b = try SQLite.Database(path: Self.path())
+        let syncB = try SQLite.Sync(local: b, server: server, models: Self.models)
+        let notes = (0..<4).map { Note(id: UUID(), text: "note \($0)", done: false) }
+        try await a.save(notes)
+        let first = try SQLite.Sync(local: a, transport: LosesFirstAnswer(server: endpoint), models: Self.models, batchSize: 10)
+        await #expect(throws: LosesFirstAnswer.Lost.self) { try await first.sync() }
+        // Meanwhile B edits the last note.
+        try await syncB.sync()
+        var edited = notes[3]
+        edited.text = "edited on B"
+        try await b.save(edited)
+        try await syncB.sync()
+        // A again, with smaller batches: its push goes again whole, is recognised, and changes nothing.
+        let again = try SQLite.Sync(local: a, server: server, models: Self.models, batchSize: 2)
+        let conflicts = try await SyncTransportTests.conflicts(of: again) { try await again.sync() }
+        #expect(conflicts.isEmpty, "\(conflicts)")
+        #expect(try await server.get(Note.self, id: edited.id) == edited)
+        #expect(try await a.get(Note.self, id: edited.id) == edited)
+        await server.close()
+    }
+
+    @Test("a migration that rebuilds a synced table is not a storm of local changes, and the triggers come back")
+    func tableRebuildIsNoLocalChange() async throws {
+        let server = try await TestServer.shared.freshDatabase()
+        let a = try SQLite.Database(path: Self.path()), b = try SQLite.Database(path: Self.path())
+        let syncA = try SQLite.Sync(local: a, server: server, models: Self.models)
+        let syncB = try SQLite.Sync(local: b, server: server, models: Self.models)
+        let note = Note(id: UUID(), text: "v1", done: false)
+        try await a.save(note)
+        try await syncA.sync()
+        try await syncB.sync()
+        // A's migration rebuilds the table (its triggers go with it).
+        var migrator = SQLite.Migrator()
+        migrator.registerMigration("rebuild Note") { db in
+            let create = try db.read("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'Note'").first?["sql"]?.stringValue ?? ""
+            let renamed = create.replacingOccurrences(of: #"CREATE TABLE "Note""#, with: #"CREATE TABLE "Note_new""#)
+            _ = try db.execute(raw: """
+                \(renamed);
+                INSERT INTO "Note_new" SELECT * FROM "Note";
+                DROP TABLE "Note";
+                ALTER TABLE "Note_new" RENAME TO "Note";
+                """)
+        }
+        try migrator.migrate(a)
+        // B edits the note meanwhile; A's next round must not overwrite it with A's copy.
+        let fromB = Note(id: note.id, text: "B's edit", done: true)
+        try await b.save(fromB)
+        try await syncB.sync()
+        let conflicts = try await SyncTransportTests.conflicts(of: syncA) { try await syncA.sync() }
+        #expect(conflicts.isEmpty)
+        #expect(try await server.get(Note.self, id: note.id) == fromB)
+        #expect(try await a.get(Note.self, id: note.id) == fromB)
+        // The triggers are back: A's next edit travels.
+        let fromA = Note(id: note.id, text: "A's edit", done: true)
+        try await a.save(fromA)
+        try await syncA.sync()
+        #expect(try await server.get(Note.self, id: note.id) == fromA)
+        await server.close()
+    }
+
+    @Test("a server restored from a backup is noticed: devices pull everything again and upload what it lost")
+    func restoredServer() async throws {
+        let url = try await TestServer.shared.freshDatabaseURL()
+        let a = try SQLite.Database(path: Self.path()), b = try SQLite.Database(path: Self.path())
+        let before = Note(id: UUID(), text: "before the backup", done: false)
+        let afterA = Note(id: UUID(), text: "after the backup, from A", done: false)
+        let afterB = Note(id: UUID(), text: "after the backup, from B", done: false)
+        do {
+            let server = try await Postgres.Database(url: url)
+            let syncA = try SQLite.Sync(local: a, server: server, models: Self.models)
+            let syncB = try SQLite.Sync(local: b, server: server, models: Self.models)
+            try await a.save(before)
+            try await syncA.sync()
+            try await syncB.sync()
+            await server.close()
+        }
+        let backup = try await TestServer.shared.copyOfDatabase(at: url)
+        do {
+            let server = try await Postgres.Database(url: url)
+            let syncA = try SQLite.Sync(local: a, server: server, models: Self.models)
+            let syncB = try SQLite.Sync(local: b, server: server, models: Self.models)
+            try await a.save(afterA)
+            try await syncA.sync()
+            try await b.save(afterB)
+            try await syncB.sync()
+            try await syncA.sync()
+            await server.close()
+        }
+        // The server comes back from the backup: it has only the first note.
+        let restored = try await Postgres.Database(url: backup)
+        let syncA = try SQLite.Sync(local: a, server: restored, models: Self.models)
+        let syncB = try SQLite.Sync(local: b, server: restored, models: Self.models)
+        let states = try await Self.states(of: syncA) { try await syncA.sync() }
+        #expect(states.contains { if case .startingOver(.serverRestored) = $0 { true } else { false } }, "\(states)")
+        try await syncB.sync()
+        try await syncA.sync()
+        try await syncB.sync()
+        let byID = { (x: Note, y: Note) in x.id.uuidString < y.id.uuidString }
+        let expected = [before, afterA, afterB].sorted(by: byID)
+        #expect(try await restored.get(Note.self).sorted(by: byID) == expected)
+        #expect(try await a.get(Note.self).sorted(by: byID) == expected)
+        #expect(try await b.get(Note.self).sorted(by: byID) == expected)
+        // Settled: the next round starts nothing over.
+        let calm = try await Self.states(of: syncA) { try await syncA.sync() }
+        #expect(!calm.contains { if case .startingOver = $0 { true } else { false } })
+        await restored.close()
+    }
+
+    @Test("a device offline past the tombstone horizon starts over: the rows deleted meanwhile go, its own changes stay")
+    func offlinePastTheHorizon() async throws {
+        let server = try await TestServer.shared.freshDatabase()
+        let endpoint = try Postgres.SyncServer(database: server, models: Self.models)
+        let a = try SQLite.Database(path: Self.path()), b = try SQLite.Database(path: Self.path())
+        let syncA = try SQLite.Sync(local: a, transport: endpoint, models: Self.models)
+        let syncB = try SQLite.Sync(local: b, transport: endpoint, models: Self.models)
+        let gone = Note(id: UUID(), text: "deleted while B is away", done: false), kept = Note(id: UUID(), text: "kept", done: false)
+        try await a.save([gone, kept])
+        try await syncA.sync()
+        try await syncB.sync()
+        _ = try await a.delete(gone)
+        try await syncA.sync()
+        #expect(try await endpoint.compact(deletedBefore: Date().addingTimeInterval(60)) == 1)
+        #expect(try await endpoint.compact(deletedBefore: Date().addingTimeInterval(60)) == 0)
+        let madeOffline = Note(id: UUID(), text: "made by B offline", done: false)
+        try await b.save(madeOffline)
+        let states = try await Self.states(of: syncB) { try await syncB.sync() }
+        #expect(states.contains { if case .startingOver(.offlineTooLong) = $0 { true } else { false } }, "\(states)")
+        #expect(try await b.get(Note.self, id: gone.id) == nil)
+        #expect(try await b.get(Note.self, id: madeOffline.id) == madeOffline)
+        #expect(try await server.get(Note.self, id: madeOffline.id) == madeOffline)
+        // A, up to date, is past the horizon: it goes on as usual.
+        let calm = try await Self.states(of: syncA) { try await syncA.sync() }
+        #expect(!calm.contains { if case .startingOver = $0 { true } else { false } })
+        #expect(try await a.get(Note.self, id: madeOffline.id) == madeOffline)
+        await server.close()
+    }
+}
+#endif
