@@ -14,8 +14,8 @@ import PostgresNIO
 ///
 /// A save returns what was stored. Two things can make that differ from what was given, and both
 /// are decided here, on the client, so that nothing has to come back from the server but assigned
-/// ids: a `timestamp with time zone` keeps microseconds, so a date's text is cut to six decimals
-/// before it is sent; and a value saved without an id gets the one the database assigns. Such
+/// ids: a `timestamp with time zone` keeps microseconds, so a date is rounded to the nearest
+/// microsecond before it is sent; and a value saved without an id gets the one the database assigns. Such
 /// values are decoded again from the stored column texts
 /// (``savedValue(_:row:assignedID:table:reader:)``).
 struct ColumnArrays {
@@ -33,7 +33,7 @@ struct ColumnArrays {
     private let idIndex: Int
     /// Each column's type, in column order.
     private let kinds: [ColumnKind]
-    /// The rows whose stored value differs from the value given (a date cut to microseconds, an
+    /// The rows whose stored value differs from the value given (a date rounded to microseconds, an
     /// id to be assigned).
     private var rewritten: Set<Int> = []
 
@@ -126,7 +126,7 @@ struct ColumnArrays {
     }
 
     /// A stored value (``ColumnForm``) as the text its column is cast from
-    /// (``ColumnKind/fromText(_:)``); `changed` is set when a date is cut to microseconds.
+    /// (``ColumnKind/fromText(_:)``); `changed` is set when a date is rounded to microseconds.
     private static func text(_ value: StoredValue, kind: ColumnKind, changed: inout Bool) throws -> String? {
         switch value {
         case .null: return nil
@@ -165,15 +165,11 @@ struct ColumnArrays {
         ModelError(.unsupportedModel, type, "encodes the key \"\(key)\", which is not one of its stored properties; CodingKeys must not rename properties")
     }
 
-    /// A date's text (`YYYY-MM-DD HH:MM:SS.fraction`) with at most six decimals: what a
-    /// `timestamp with time zone` keeps. Further digits are dropped, so the stored time is never
-    /// later than the value's.
+    /// A date's text (`YYYY-MM-DD HH:MM:SS.fraction`) at the nearest microsecond, what a
+    /// `timestamp with time zone` keeps (``DateText/microsecondText(_:)``, the rule both engines'
+    /// callers share): saves, filters and ids agree.
     static func microseconds(_ text: String) -> String {
-        let bytes = text.utf8
-        guard bytes.count > 26, let point = bytes.firstIndex(of: UInt8(ascii: ".")) else { return text }
-        let decimals = bytes.distance(from: point, to: bytes.endIndex) - 1
-        guard decimals > 6 else { return text }
-        return String(text[..<bytes.index(point, offsetBy: 7)])
+        DateText.microsecondText(text)
     }
 
     /// Appends one `text[]` parameter per column.

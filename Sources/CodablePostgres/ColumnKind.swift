@@ -87,7 +87,7 @@ enum ColumnKind: String, Sendable {
     /// A bound value (given as a filter's stored form) as an expression of this type.
     ///
     /// Text, integers and reals are bound as text and cast, so one rule serves every type; `Data`
-    /// is bound as binary. A date is cut to microseconds as a saved one is
+    /// is bound as binary. A date is rounded to microseconds as a saved one is
     /// (``ColumnArrays/microseconds(_:)``), so that a filter or an id given the original `Date`
     /// finds the value saved with it.
     func parameter(_ value: StoredValue, _ binds: inout PostgresBindings) -> String {

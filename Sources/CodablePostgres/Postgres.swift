@@ -18,8 +18,8 @@ import PostgresNIO
 ///
 /// Tables use PostgreSQL's own types, so its tools and SQL work on them: `uuid`, `bigint`,
 /// `double precision`, `boolean`, `text`, `bytea`, `numeric` for `Decimal`, `timestamptz` for
-/// `Date` and `jsonb` for nested values. `Date`s keep microseconds (PostgreSQL's precision; further
-/// digits are dropped, and `save` returns the value as stored); everything else round-trips exactly.
+/// `Date` and `jsonb` for nested values. `Date`s keep microseconds (PostgreSQL's precision; a date is
+/// rounded to the nearest one, and `save` returns the value as stored); everything else round-trips exactly.
 ///
 /// Sendable: a namespace.
 public enum Postgres {}

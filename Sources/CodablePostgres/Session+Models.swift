@@ -9,7 +9,7 @@ extension Postgres.Session {
     }
 
     /// The values as saved, and whether any differs from the value given (an id assigned or a
-    /// date cut to microseconds, at any depth of a graph).
+    /// date rounded to microseconds, at any depth of a graph).
     ///
     /// `graphIDs` are the explicit ids of the whole graph being saved (a type reached by two
     /// relationships is upserted twice): no id assigned in one upsert may take one of them.

@@ -29,6 +29,7 @@ extension LocalOutbox {
             let columns = try await db.read("SELECT name FROM pragma_table_info(:table)", arguments: ["table": .text(model.table)])
                 .compactMap { $0["name"]?.stringValue }
             let names = ["insert", "update", "delete"].map { "codablesync_\(model.table)_\($0)" }
+                + model.links.flatMap { link in ["insert", "delete"].map { "codablesync_\(link)_\($0)" } }
             if recorded[model.table] != Self.columnList(columns) || !names.allSatisfy(triggers.contains) { stale.append(model) }
         }
         guard !stale.isEmpty else { return }

@@ -26,6 +26,23 @@ struct LocalOutbox: Sendable {
     /// The tables this sync knows. Entries of other tables are left in the outbox for the sync
     /// that knows them (an app and its widget, each with its own models, on one file).
     let tables: [String]
+    /// Whose state this sync keeps (see ``key(_:)``), decided by ``install(_:)``.
+    private let scope = Locked("")
+
+    init(db: SQLite.Database, tables: [String]) {
+        self.db = db
+        self.tables = tables
+    }
+
+    /// The name under which this sync keeps a state value. Several syncs of one file with
+    /// different models (an app and its widget) each keep their own device id, pushes and pulled
+    /// version: the sync whose models include every model synced before keeps the plain names
+    /// (`pulled`; an app version that adds a model stays that sync), another one its own
+    /// (`pulled@Note`).
+    func key(_ name: String) -> String {
+        let scope = scope.withLock { $0 }
+        return scope.isEmpty ? name : name + "@" + scope
+    }
 
     /// `tbl IN ('Note', 'Folder')`: the entries of this sync's tables.
     private var ownEntries: String {
@@ -58,7 +75,7 @@ struct LocalOutbox: Sendable {
                     tbl TEXT NOT NULL, id NOT NULL, version INTEGER NOT NULL, PRIMARY KEY (tbl, id));
                 CREATE TABLE IF NOT EXISTS codablesync_deferred (
                     tbl TEXT NOT NULL, id NOT NULL, version INTEGER NOT NULL, PRIMARY KEY (tbl, id));
-                INSERT OR IGNORE INTO codablesync_state (key, value) VALUES ('pulled', 0), ('applying', 0);
+                INSERT OR IGNORE INTO codablesync_state (key, value) VALUES ('applying', 0);
                 \(Self.undecodableTable);
                 \(Self.refusedTable);
                 \(Self.tablesTable);
@@ -68,9 +85,18 @@ struct LocalOutbox: Sendable {
             if !(try db.columns(in: "codablesync_outbox").contains { $0.name == "fields" }) {
                 _ = try db.execute(raw: "ALTER TABLE codablesync_outbox ADD COLUMN fields TEXT")
             }
+            let mine = tables.sorted()
+            let recorded = try db.read("SELECT value FROM codablesync_state WHERE key = 'tables'").first?["value"]?.stringValue
+                .map { Set($0.split(separator: ",").map(String.init)) }
+            if let recorded, !recorded.isSubset(of: mine) {
+                scope.withLock { $0 = mine.joined(separator: ",") }
+            } else {
+                _ = try db.write("INSERT OR REPLACE INTO codablesync_state (key, value) VALUES ('tables', :tables)",
+                                 arguments: ["tables": .text(mine.joined(separator: ","))])
+            }
             _ = try db.write(
-                "INSERT OR IGNORE INTO codablesync_state (key, value) VALUES ('device', :device)",
-                arguments: ["device": .text(UUID().uuidString)])
+                "INSERT OR IGNORE INTO codablesync_state (key, value) VALUES (:pulled, 0), (:deviceKey, :device)",
+                arguments: ["pulled": .text(key("pulled")), "deviceKey": .text(key("device")), "device": .text(UUID().uuidString)])
             for model in models { try installTriggers(model) }
         }
     }
@@ -86,9 +112,12 @@ struct LocalOutbox: Sendable {
 
     func state() async throws -> State {
         var values: [String: StoredValue] = [:]
+        let names = ["device", "token", "token_upto", "acknowledged"]
         for row in try await db.read(
-            "SELECT key, value FROM codablesync_state WHERE key IN ('device', 'token', 'token_upto', 'acknowledged')") {
-            if let key = row["key"]?.stringValue, let value = row["value"] { values[key] = value }
+            "SELECT key, value FROM codablesync_state WHERE key IN (?, ?, ?, ?)", arguments: names.map { .text(key($0)) }) {
+            if let stored = row["key"]?.stringValue, let name = names.first(where: { key($0) == stored }), let value = row["value"] {
+                values[name] = value
+            }
         }
         guard let device = values["device"]?.stringValue else { throw SQLite.Sync.Error(.corruptState, "codablesync_state has no device id") }
         return State(device: device, token: values["token"]?.stringValue, tokenUpTo: values["token_upto"]?.int64Value,
@@ -100,15 +129,17 @@ struct LocalOutbox: Sendable {
     func recordToken(upTo seq: Int64) async throws -> String {
         let token = UUID().uuidString
         try await db.inTransaction { tx in
-            _ = try await tx.write("INSERT OR REPLACE INTO codablesync_state (key, value) VALUES ('token', :token)", arguments: ["token": .text(token)])
-            _ = try await tx.write("INSERT OR REPLACE INTO codablesync_state (key, value) VALUES ('token_upto', :seq)", arguments: ["seq": .integer(seq)])
+            _ = try await tx.write("INSERT OR REPLACE INTO codablesync_state (key, value) VALUES (:key, :token)",
+                                   arguments: ["key": .text(key("token")), "token": .text(token)])
+            _ = try await tx.write("INSERT OR REPLACE INTO codablesync_state (key, value) VALUES (:key, :seq)",
+                                   arguments: ["key": .text(key("token_upto")), "seq": .integer(seq)])
         }
         return token
     }
 
     /// Forgets an unanswered push whose entries are all gone (nothing left to send again).
     func forgetToken() async throws {
-        _ = try await db.write("DELETE FROM codablesync_state WHERE key IN ('token', 'token_upto')")
+        _ = try await db.write("DELETE FROM codablesync_state WHERE key IN (?, ?)", arguments: [.text(key("token")), .text(key("token_upto"))])
     }
 
     /// Removes this sync's entries up to `seq` that name no row of its models (an id that is not
@@ -132,11 +163,13 @@ struct LocalOutbox: Sendable {
                 }
             }
             try await recordRefused(refused)
-            _ = try await tx.write("DELETE FROM codablesync_state WHERE key IN ('token', 'token_upto')")
+            _ = try await tx.write("DELETE FROM codablesync_state WHERE key IN (?, ?)", arguments: [.text(key("token")), .text(key("token_upto"))])
             _ = try await tx.write(
-                "INSERT OR REPLACE INTO codablesync_state (key, value) VALUES ('acknowledged', :token)", arguments: ["token": .text(token)])
+                "INSERT OR REPLACE INTO codablesync_state (key, value) VALUES (:key, :token)",
+                arguments: ["key": .text(key("acknowledged")), "token": .text(token)])
             if let newDevice {
-                _ = try await tx.write("UPDATE codablesync_state SET value = :device WHERE key = 'device'", arguments: ["device": .text(newDevice)])
+                _ = try await tx.write("UPDATE codablesync_state SET value = :device WHERE key = :key",
+                                       arguments: ["key": .text(key("device")), "device": .text(newDevice)])
             }
         }
     }
@@ -190,7 +223,7 @@ struct LocalOutbox: Sendable {
 
     /// The server version pulled last.
     func pulledVersion() async throws -> Int64 {
-        try await db.read("SELECT value FROM codablesync_state WHERE key = 'pulled'").first?["value"]?.int64Value ?? 0
+        try await db.read("SELECT value FROM codablesync_state WHERE key = :key", arguments: ["key": .text(key("pulled"))]).first?["value"]?.int64Value ?? 0
     }
 
     /// Runs `body` as the application of pulled changes: in one transaction that also records
@@ -202,7 +235,7 @@ struct LocalOutbox: Sendable {
             let result = try await body()
             if let version {
                 _ = try await tx.write(
-                    "UPDATE codablesync_state SET value = :version WHERE key = 'pulled'", arguments: ["version": .integer(version)])
+                    "UPDATE codablesync_state SET value = :version WHERE key = :key", arguments: ["key": .text(key("pulled")), "version": .integer(version)])
             }
             _ = try await tx.write("UPDATE codablesync_state SET value = 0 WHERE key = 'applying'")
             return result

@@ -92,8 +92,11 @@ extension Postgres {
             return try await log.db.inTransaction { tx -> SyncPushResult in
                 let start = try await log.beginPush(tx, push, upTo: upTo)
                 if let answer = start.answer { return answer }
-                var application = ServerPush(tx: tx, log: log, models: models, device: start.device)
+                var application = ServerPush(tx: tx, log: log, models: models, device: start.device, horizon: try await log.horizon(tx))
                 var result = try await application.apply(ordered.filter { $0.seq > start.previous })
+                if let refusal = result.refused.first, push.keepsRefused != true {
+                    throw SQLite.Sync.Error(.changeRefused, "\(refusal.message) (\(refusal.reason)); nothing of this push is applied")
+                }
                 result.device = start.isNewDevice ? start.device : nil
                 try await log.recordAnswer(tx, token: push.token, result)
                 return result
@@ -112,12 +115,23 @@ extension Postgres {
             guard pull.limit > 0 else { throw SQLite.Sync.Error(.invalidArgument, "a pull's limit must be at least 1, not \(pull.limit)") }
             try await install()
             let limit = min(pull.limit, Self.pullLimit)
-            let (epoch, horizon) = try await log.epoch(after: pull.after, deviceEpoch: pull.epoch)
-            // Behind the horizon, the device would miss deletes: it starts over (nothing to read).
-            if pull.after > 0, pull.after < horizon {
-                return SyncPullResult(changes: [], version: pull.after, more: false, epoch: epoch, horizon: horizon)
-            }
+            // The log first, then the epoch and horizon: a compaction that commits in between
+            // moves the horizon this answer gives, so the device starts over rather than miss
+            // the deletes it forgot.
             let entries = try await log.changes(after: pull.after, limit: limit)
+            let (epoch, horizon, ahead) = try await log.epoch(after: pull.after, deviceEpoch: pull.epoch)
+            let behind = pull.after > 0 && pull.after < horizon
+            if behind || ahead {
+                // A device from before start-overs would take the empty answer as "nothing new".
+                guard pull.startsOver == true else {
+                    let why = behind ? "before the tombstone horizon \(horizon)" : "ahead of this server's log (restored from a backup)"
+                    throw SQLite.Sync.Error(.startOverNeeded, """
+                        device \(pull.device) pulled up to version \(pull.after), \(why): it must pull everything again, which \
+                        this version of the app cannot; update it, or give it a new database file
+                        """)
+                }
+                return SyncPullResult(changes: [], version: pull.after, more: false, epoch: epoch, horizon: horizon, ahead: ahead)
+            }
             guard let last = entries.last else {
                 return SyncPullResult(changes: [], version: pull.after, more: false, epoch: epoch, horizon: horizon)
             }

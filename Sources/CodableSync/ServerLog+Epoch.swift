@@ -12,28 +12,30 @@ import Foundation
 ///   database's oid, and (where the role may read them) the cluster's system identifier and
 ///   timeline. A database restored from a dump (a new oid), a cluster restored from a base
 ///   backup or a replica promoted after a failover (a new timeline or system) each has another
-///   epoch. A server whose log is behind a device's pulled version has gone back in time (a
-///   file-system snapshot restored): it takes a new epoch itself. A device that sees a new epoch
-///   pulls everything again and uploads the rows the server lacks.
+///   epoch. A device that sees a new epoch pulls everything again and uploads its rows. A device
+///   whose pulled version is ahead of everything the log has issued (a file-system snapshot of
+///   the server restored) is told so, and does the same.
 /// - The **horizon** is the newest version whose tombstone ``compact(deletedBefore:)`` has
 ///   forgotten. A device that pulled last before it would miss deletes: it pulls everything
 ///   again and deletes the rows the server no longer has.
 extension ServerLog {
-    /// The epoch and the horizon; a new epoch first when a device of the current one has pulled
-    /// further than this log has ever gone (a device of an older epoch starts over anyway, so
-    /// that a restore costs one new epoch, not one per device).
-    func epoch(after version: Int64, deviceEpoch: String?) async throws -> (epoch: String, horizon: Int64) {
+    /// The epoch and the horizon, and whether a device that pulled up to `version` of this epoch
+    /// is ahead of everything this log has ever issued (the server went back in time under it:
+    /// that device alone starts over, so no client can make every device start over).
+    func epoch(after version: Int64, deviceEpoch: String?) async throws -> (epoch: String, horizon: Int64, ahead: Bool) {
         try await db.inTransaction { tx in
             let current = try await Self.epoch(tx)
-            if version > 0, deviceEpoch == nil || deviceEpoch == current.epoch,
-               let last = try await tx.textRows("SELECT last_value::text FROM codablesync_changes_version_seq", []).first?.first,
-               let issued = last.flatMap({ Int64($0) }), version > issued {
-                _ = try await tx.textRows("SELECT pg_advisory_xact_lock(\(Self.lock))::text", [])
-                try await tx.execute("UPDATE codablesync_meta SET value = $1 WHERE key = 'epoch'", UUID().uuidString)
-                return try await Self.epoch(tx)
-            }
-            return current
+            guard version > 0, deviceEpoch == current.epoch,
+                  let last = try await tx.textRows("SELECT last_value::text FROM codablesync_changes_version_seq", []).first?.first,
+                  let issued = last.flatMap({ Int64($0) }) else { return (current.epoch, current.horizon, false) }
+            return (current.epoch, current.horizon, version > issued)
         }
+    }
+
+    /// The horizon alone (a push's changes made over a version before it may link rows whose
+    /// tombstones are forgotten).
+    func horizon(_ tx: Postgres.Transaction) async throws -> Int64 {
+        try await tx.textRows("SELECT value FROM codablesync_meta WHERE key = 'horizon'", []).first?.first?.flatMap { Int64($0) } ?? 0
     }
 
     private static func epoch(_ tx: Postgres.Transaction) async throws -> (epoch: String, horizon: Int64) {

@@ -38,6 +38,9 @@ struct ServerPush {
     let models: [SyncedModel]
     /// The device the changes are from (a copy's new id).
     let device: String
+    /// The newest version whose tombstone the server forgot: a change made over an older one may
+    /// link rows deleted since without a trace but their absence.
+    let horizon: Int64
     private(set) var conflicts: [SyncedModel.Row: SyncConflict] = [:]
     private(set) var refused: [SyncedModel.Row: (reason: SyncRefusal.Reason, message: String)] = [:]
     private(set) var droppedLinks: [SyncDroppedLink] = []
@@ -45,11 +48,12 @@ struct ServerPush {
     /// Deletes other rows still needed, by table, tried again at the end.
     private var waitingDeletes: [String: [String]] = [:]
 
-    init(tx: Postgres.Transaction, log: ServerLog, models: [SyncedModel], device: String) {
+    init(tx: Postgres.Transaction, log: ServerLog, models: [SyncedModel], device: String, horizon: Int64) {
         self.tx = tx
         self.log = log
         self.models = models
         self.device = device
+        self.horizon = horizon
     }
 
     /// Applies `changes` (each row's latest, oldest entry first) and returns the answer.
@@ -67,6 +71,11 @@ struct ServerPush {
         }
         try await applyRun(run)
         try await retryWaitingDeletes()
+        // A save that met a unique value the push itself frees later (a row whose latest change
+        // comes after it, a swap) goes once more, now that every other change is applied.
+        let clashing = changes.filter { refused[$0.row]?.reason == .uniqueClash }
+        for change in clashing { refused[change.row] = nil }
+        try await applyRun(clashing)
         let applied = merged.filter { refused[$0] == nil }
         for model in models {
             try await log.relog(tx, table: model.table, ids: applied.filter { $0.table == model.table }.map { model.serverText($0.id) })
@@ -143,28 +152,36 @@ struct ServerPush {
 
     /// A delete wins over a stale copy of a graph: a pushed value's links to rows another writer
     /// deleted (the log keeps their tombstones) are dropped, unless this push saves the row itself
-    /// (an edit of a deleted row wins, as a conflict). A value that cannot be without one is
-    /// refused.
+    /// (an edit of a deleted row wins, as a conflict). A change made over a version before the
+    /// tombstone horizon drops its links to rows the server does not have, too: their tombstones
+    /// may be forgotten. A value that cannot be without one is refused.
     private mutating func dropLinksToDeletedRows(_ changes: [Change]) async throws -> [Change] {
         let saved = Set(changes.filter { !$0.isDelete }.map(\.row))
-        var linked: [String: Set<String>] = [:]
+        var linked: [String: Set<String>] = [:], linkedFromBeforeHorizon: [String: Set<String>] = [:]
         for change in changes {
             guard let value = change.value else { continue }
-            for row in change.model.related(value) where !saved.contains(row) { linked[row.table, default: []].insert(row.id) }
+            for row in change.model.related(value) where !saved.contains(row) {
+                linked[row.table, default: []].insert(row.id)
+                if change.base < horizon { linkedFromBeforeHorizon[row.table, default: []].insert(row.id) }
+            }
         }
-        var deleted: Set<SyncedModel.Row> = []
+        var deleted: Set<SyncedModel.Row> = [], missing: Set<SyncedModel.Row> = []
         for (table, ids) in linked {
             guard let model = models.first(where: { $0.table == table }) else { continue }
             let rows = try await tx.textRows(
                 "SELECT id FROM codablesync_changes WHERE tbl = $1 AND deleted AND id = ANY($2::text[])",
                 [table, ServerLog.arrayLiteral(ids.map(model.serverText))])
             for row in rows { if let id = row.first.flatMap({ $0 }).flatMap(model.canonicalID) { deleted.insert(.init(table: table, id: id)) } }
+            if let old = linkedFromBeforeHorizon[table] {
+                let present = try await model.serverValues(tx, Array(old))
+                for id in old where present[id] == nil { missing.insert(.init(table: table, id: id)) }
+            }
         }
-        guard !deleted.isEmpty else { return changes }
+        guard !deleted.isEmpty || !missing.isEmpty else { return changes }
         var changes = changes
         for index in changes.indices {
             guard let value = changes[index].value else { continue }
-            let gone = Set(changes[index].model.related(value)).intersection(deleted)
+            let gone = Set(changes[index].model.related(value)).intersection(changes[index].base < horizon ? deleted.union(missing) : deleted)
             guard !gone.isEmpty else { continue }
             let model = changes[index].model, id = changes[index].id
             guard let without = model.droppingLinks(value, gone) else {
@@ -237,8 +254,15 @@ struct ServerPush {
     private mutating func retryWaitingDeletes() async throws {
         guard !waitingDeletes.isEmpty else { return }
         let tx = tx
-        let kept = try await SyncedModel.deleteInPasses(models.compactMap { model in waitingDeletes[model.table].map { (model, $0) } }) {
-            model, ids in try await model.deleteServer(tx, ids)
+        let waiting = models.compactMap { model in waitingDeletes[model.table].map { (model, $0) } }
+        let kept: [(SyncedModel, [String])]
+        do {
+            kept = try await tx.inTransaction { savepoint in
+                try await SyncedModel.deleteInPasses(waiting) { model, ids in try await model.deleteServer(savepoint, ids) }
+            }
+        } catch where SyncRefusal.reason(for: error) != nil {
+            // A rule of the server's refused one of them: what it refuses stays, as a lost delete.
+            kept = waiting
         }
         for (model, ids) in kept {
             try await log.relog(tx, table: model.table, ids: ids.map(model.serverText))

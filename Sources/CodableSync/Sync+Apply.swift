@@ -53,14 +53,19 @@ extension SQLite.Sync {
         var clashing = try await saveTolerantly(model, values)
         if !clashing.isEmpty {
             let db = outbox.db, outbox = outbox
-            let neverOnServer = try await outbox.refused().filter { $0.table == model.table && $0.serverValue == nil }.map(\.id)
+            // Refused, never on the server, and not changed here since (a later edit is the app's
+            // answer to the refusal, and is pushed).
+            let changedSince = Set(try await db.read(
+                "SELECT id FROM codablesync_outbox WHERE tbl = :table", arguments: ["table": .text(model.table)]
+            ).compactMap { $0["id"]?.stringValue.flatMap(model.canonicalID) })
+            let neverOnServer = try await outbox.refused()
+                .filter { $0.table == model.table && $0.serverValue == nil && !changedSince.contains($0.id) }.map(\.id)
             for id in clashing {
                 guard let value = values[id] else { continue }
                 for culprit in neverOnServer where culprit != id {
                     let madeRoom = try? await db.inTransaction { _ -> Bool in
                         guard try await model.deleteLocal(db, [culprit]).isEmpty else { return false }
                         try await model.saveLocal(db, [value])
-                        try await outbox.remove([culprit], of: model.table, from: "codablesync_outbox")
                         return true
                     }
                     if madeRoom == true {

@@ -18,7 +18,7 @@ extension SQLite.Sync {
         var resend = state.token.flatMap { token in state.tokenUpTo.map { (token: token, upTo: $0) } }
         // Sent again whole, whatever the batch size is now: a part of it under its token would
         // get the whole push's answer, and the rest would be sent again as new changes.
-        var entries = try await outbox.pending(limit: resend == nil ? batchSize : Int(Int64.max), upTo: resend?.upTo)
+        var entries = try await outbox.pending(limit: resend == nil ? batchSize : Int.max, upTo: resend?.upTo)
         if resend != nil, entries.isEmpty {
             try await outbox.forgetToken()
             resend = nil
@@ -97,9 +97,9 @@ extension SQLite.Sync {
         let after = try await outbox.pulledVersion()
         let device = try await outbox.state().device
         let epoch = try await outbox.stateValue("epoch")
-        let result = try await transport.pull(SyncPull(device: device, after: after, limit: batchSize, epoch: epoch))
-        if try await startOverIfNeeded(after: after, known: epoch, result) { return true }
+        let result = try await transport.pull(SyncPull(device: device, after: after, limit: batchSize, epoch: epoch, startsOver: true))
         let restarting = try await outbox.startingOver()
+        if try await startOverIfNeeded(after: after, known: epoch, restarting: restarting, result) { return true }
         guard result.version > after || restarting != nil else { return false }
         if !result.changes.isEmpty { publish(.pulling(result.changes.count)) }
         // The latest change of each row (its value now, or its delete), with its version. A value

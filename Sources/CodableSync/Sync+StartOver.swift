@@ -4,9 +4,10 @@ import Foundation
 
 /// A device starts over when the server's history is no longer the one it pulled from:
 ///
-/// - **The server was restored** (another epoch, see `Postgres.SyncServer`): the device pulls
-///   everything again, and uploads the rows it has that the server did not send (the server lost
-///   them with what came after its backup).
+/// - **The server was restored** (another epoch, or the device is ahead of its log): the device
+///   pushes every row it has again (the server lost some with what came after its backup, and
+///   has older values of others) and pulls everything again; the rows only the server has come
+///   down. Rows deleted after the backup come back (nobody remembers those deletes).
 /// - **It was offline past the tombstone horizon** (the server forgot deletes it never pulled):
 ///   the device pulls everything again, and deletes the rows the server did not send.
 ///
@@ -16,7 +17,7 @@ import Foundation
 extension SQLite.Sync {
     /// How a device starts over (the state's `restart` value).
     enum StartOver: String {
-        /// The server lost rows: upload those it did not send.
+        /// The server lost rows and changes: upload every row.
         case upload
         /// The server forgot deletes: delete the rows it did not send.
         case deleteMissing
@@ -24,13 +25,16 @@ extension SQLite.Sync {
 
     /// Starts over if `result` says the server's history changed; `true` when it did (the pulled
     /// version is 0 again, and the pull goes on from there).
-    func startOverIfNeeded(after version: Int64, known: String?, _ result: SyncPullResult) async throws -> Bool {
+    func startOverIfNeeded(after version: Int64, known: String?, restarting: StartOver?, _ result: SyncPullResult) async throws -> Bool {
         var how: StartOver?
         if let epoch = result.epoch, epoch != known {
             // No epoch yet: this device's first pull (or a server from before epochs).
             if known == nil { try await outbox.setState("epoch", epoch) } else { how = .upload }
         }
-        if how == nil, version > 0, let horizon = result.horizon, version < horizon { how = .deleteMissing }
+        if result.ahead == true { how = .upload }
+        // Behind the horizon; not while starting over already, which ends by deleting what the
+        // server did not send (a compaction meanwhile must not make it begin again).
+        if how == nil, restarting == nil, version > 0, let horizon = result.horizon, version < horizon { how = .deleteMissing }
         guard let how else { return false }
         try await outbox.startOver(how, epoch: result.epoch)
         publish(.startingOver(how == .upload ? .serverRestored : .offlineTooLong))
@@ -38,7 +42,8 @@ extension SQLite.Sync {
     }
 
     /// While applying the last pull of a start over: the rows of each model the server did not
-    /// send (and that have no local change) are uploaded or deleted, as the start over says.
+    /// send (and that have no local change) are uploaded or deleted, as the start over says (an
+    /// upload queued every row when it began, so a row here was made since by none of its pushes).
     func finishStartOver(_ how: StartOver) async throws {
         let db = outbox.db
         var missing: [(SyncedModel, [String])] = []
@@ -79,11 +84,12 @@ extension LocalOutbox {
     static let seenTable = "CREATE TABLE IF NOT EXISTS codablesync_seen (tbl TEXT NOT NULL, id NOT NULL, PRIMARY KEY (tbl, id))"
 
     func stateValue(_ key: String) async throws -> String? {
-        try await db.read("SELECT value FROM codablesync_state WHERE key = :key", arguments: ["key": .text(key)]).first?["value"]?.stringValue
+        try await db.read("SELECT value FROM codablesync_state WHERE key = :key", arguments: ["key": .text(self.key(key))]).first?["value"]?.stringValue
     }
 
     func setState(_ key: String, _ value: String) async throws {
-        _ = try await db.write("INSERT OR REPLACE INTO codablesync_state (key, value) VALUES (:key, :value)", arguments: ["key": .text(key), "value": .text(value)])
+        _ = try await db.write(
+            "INSERT OR REPLACE INTO codablesync_state (key, value) VALUES (:key, :value)", arguments: ["key": .text(self.key(key)), "value": .text(value)])
     }
 
     /// Back to version 0, in one transaction: the start over's kind, the new epoch; what the old
@@ -94,7 +100,16 @@ extension LocalOutbox {
         try await db.inTransaction { _ in
             try await setState("restart", (current == .upload ? .upload : how).rawValue)
             if let epoch { try await setState("epoch", epoch) }
-            _ = try await db.write("UPDATE codablesync_state SET value = 0 WHERE key = 'pulled'")
+            _ = try await db.write("UPDATE codablesync_state SET value = 0 WHERE key = :key", arguments: ["key": .text(key("pulled"))])
+            if how == .upload {
+                // Every row this device has goes up again: the restored server lacks some, and
+                // has older values of others. (Pulls leave rows with changes to push alone.)
+                for table in tables {
+                    _ = try await db.write(
+                        "INSERT INTO codablesync_outbox (tbl, id, deleted) SELECT :table, \(ModelReflection.quotedID), 0 FROM \(SQLName.quoted(table))",
+                        arguments: ["table": .text(table)])
+                }
+            }
             _ = try await db.execute(raw: """
                 DELETE FROM codablesync_seen; DELETE FROM codablesync_skipped; DELETE FROM codablesync_deferred;
                 DELETE FROM codablesync_undecodable;
@@ -119,7 +134,8 @@ extension LocalOutbox {
     }
 
     func endStartOver() async throws {
-        _ = try await db.execute(raw: "DELETE FROM codablesync_seen; DELETE FROM codablesync_state WHERE key = 'restart';")
+        _ = try await db.execute(raw: "DELETE FROM codablesync_seen")
+        _ = try await db.write("DELETE FROM codablesync_state WHERE key = :key", arguments: ["key": .text(key("restart"))])
     }
 }
 #endif

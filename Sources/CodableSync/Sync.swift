@@ -120,6 +120,14 @@ extension SQLite {
                 /// A ``SyncMergeable`` model's merge failed (the default one needs a keyed
                 /// `Codable` form); the push is not applied.
                 public static let mergeFailed = Code("mergeFailed")
+                /// A device must pull everything again (offline past the server's tombstone
+                /// horizon, or ahead of a restored server), and its request says it cannot (an app
+                /// version from before start-overs).
+                public static let startOverNeeded = Code("startOverNeeded")
+                /// A push carries a change the server refuses for good, and its request says the
+                /// device cannot keep refused changes (an app version from before refusals): the
+                /// push is refused whole, as before.
+                public static let changeRefused = Code("changeRefused")
                 public var description: String { name }
                 /// Whether `error` is a ``SQLite/Sync/Error`` with this code.
                 public static func ~= (code: Code, error: any Swift.Error) -> Bool { (error as? SQLite.Sync.Error)?.code == code }

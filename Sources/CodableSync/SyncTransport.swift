@@ -107,12 +107,17 @@ public struct SyncPush: Codable, Sendable, Hashable {
     /// The token of the device's last push that the server answered, `nil` before its first.
     public var acknowledged: String?
     public var changes: [SyncChange]
+    /// The device keeps changes the server refuses (``SyncPushResult/refused``) and applies the
+    /// rest; `nil` (an app version from before refusals): a refusal fails the whole push, as it
+    /// did then, rather than be dropped unseen.
+    public var keepsRefused: Bool?
 
-    public init(device: String, token: String, acknowledged: String?, changes: [SyncChange]) {
+    public init(device: String, token: String, acknowledged: String?, changes: [SyncChange], keepsRefused: Bool? = true) {
         self.device = device
         self.token = token
         self.acknowledged = acknowledged
         self.changes = changes
+        self.keepsRefused = keepsRefused
     }
 }
 
@@ -183,12 +188,17 @@ public struct SyncPull: Codable, Sendable, Hashable {
     /// The server epoch the device pulled ``after`` from (``SyncPullResult/epoch``), `nil` before
     /// it knows one.
     public var epoch: String?
+    /// The device starts over when the answer says so (``SyncPullResult/horizon``,
+    /// ``SyncPullResult/ahead``); a device that cannot (`nil`) gets an error instead of an answer
+    /// it would take for "nothing new".
+    public var startsOver: Bool?
 
-    public init(device: String, after: Int64, limit: Int, epoch: String? = nil) {
+    public init(device: String, after: Int64, limit: Int, epoch: String? = nil, startsOver: Bool? = nil) {
         self.device = device
         self.after = after
         self.limit = limit
         self.epoch = epoch
+        self.startsOver = startsOver
     }
 }
 
@@ -207,13 +217,17 @@ public struct SyncPullResult: Codable, Sendable, Hashable {
     /// device that pulled last before it pulls everything again, and deletes the rows the server
     /// no longer has. `nil`: none forgotten.
     public var horizon: Int64?
+    /// The device pulled further than the server's log has ever gone: the server went back in
+    /// time (a snapshot restored), and the device pulls everything again and uploads its rows.
+    public var ahead: Bool?
 
-    public init(changes: [SyncChange], version: Int64, more: Bool, epoch: String? = nil, horizon: Int64? = nil) {
+    public init(changes: [SyncChange], version: Int64, more: Bool, epoch: String? = nil, horizon: Int64? = nil, ahead: Bool? = nil) {
         self.changes = changes
         self.version = version
         self.more = more
         self.epoch = epoch
         self.horizon = horizon
+        self.ahead = ahead
     }
 }
 #endif

@@ -257,6 +257,40 @@ struct ModelsOnBothBackendsTests {
         #expect(try await db.get(Tag.self).map(\.count).sorted() == [1, 2])
     }
 
+    @Test("random dates a microsecond apart stay apart, in order, each found by a filter on itself", arguments: await Backend.available)
+    func microsecondsStayDistinct(_ backend: Backend) async throws {
+        let db = try await backend.open()
+        var random = SeededRandom(seed: 0xDA7E_0001)
+        // The pair first: one microsecond apart, the later one's Double just below .000002.
+        var dates = [Date(timeIntervalSince1970: 1_700_000_000.000001), Date(timeIntervalSince1970: 1_700_000_000.000002)]
+        // Within 2^31 s of 2001 a Date's Double resolves a microsecond (closer than half of one).
+        for _ in 0..<150 {
+            // Two microseconds in a row, each as the Date nearest to it.
+            let micros = Int64.random(in: -(1 << 31) * 1_000_000...(1 << 31) * 1_000_000, using: &random)
+            dates += [micros, micros + 1].map { Date(timeIntervalSinceReferenceDate: Double($0) / 1_000_000) }
+        }
+        // And dates between microseconds, which each engine keeps within half of one (SQLite exactly).
+        for _ in 0..<50 {
+            let date = Date(timeIntervalSinceReferenceDate: Double.random(in: -2_000_000_000...2_000_000_000, using: &random))
+            dates += [date, date.addingTimeInterval(0.000002)]
+        }
+        let saved = try await db.save(dates.map { Stamp(id: UUID(), at: $0, note: nil) })
+        for (value, date) in zip(saved, dates) {
+            // Kept to the microsecond nearest the date (SQLite keeps every digit).
+            // (A Date's Double near 2^31 s resolves a quarter of a microsecond.)
+            #expect(abs(value.at.timeIntervalSince(date)) <= 0.0000008, "\(date.timeIntervalSinceReferenceDate) became \(value.at.timeIntervalSinceReferenceDate)")
+            #expect(try await db.get(Stamp.self, id: value.id) == value)
+        }
+        for pair in stride(from: 0, to: saved.count, by: 2) {
+            #expect(saved[pair].at < saved[pair + 1].at, "\(dates[pair].timeIntervalSinceReferenceDate) and \(dates[pair + 1].timeIntervalSinceReferenceDate) became \(saved[pair].at.timeIntervalSinceReferenceDate) and \(saved[pair + 1].at.timeIntervalSinceReferenceDate)")
+            for index in [pair, pair + 1] {
+                #expect(try await db.get(with: Filter(\Stamp.at, is: .equal(to: dates[index]))).map(\.id) == [saved[index].id])
+            }
+        }
+        let ordered = try await db.get(with: Filter<Stamp>().sort(by: \.at)).map(\.id)
+        #expect(ordered == saved.sorted { $0.at < $1.at }.map(\.id))
+    }
+
     struct Keyed: UUIDModel, Sendable {
         let id: UUID
         var email: String
@@ -437,6 +471,44 @@ struct ModelsOnBothBackendsTests {
         #expect(try await db.get(Version2.Pet.self, id: id)?.age == nil)
         #expect(await throwsModelError(.schemaMismatch) { try await db.save(Version3.Pet(id: UUID(), name: "Bo", weight: 1)) })
         #expect(try await db.count(Version2.Pet.self) == 2)
+    }
+
+    enum Strict {
+        struct Member: Model, Equatable, Sendable {
+            var id: String; var nickname: String
+            static var indexes: [ModelIndex<Member>] { [.unique(\.nickname)] }
+        }
+        struct Team: Model, Sendable { var id: String; var members: [Member] }
+    }
+    enum Relaxed {
+        struct Member: Model, Equatable, Sendable {
+            var id: String; var nickname: String?
+            static var tableName: String { "Member" }
+            static var indexes: [ModelIndex<Member>] { [.unique(\.nickname)] }
+        }
+        struct Team: Model, Sendable {
+            var id: String; var members: [Member]
+            static var tableName: String { "Team" }
+        }
+    }
+
+    @Test("a property made optional drops NOT NULL: rows, links, the unique index and deletes' cascades all kept", arguments: await Backend.available)
+    func propertyMadeOptional(_ backend: Backend) async throws {
+        let db = try await backend.open()
+        try await db.save(Strict.Team(id: "t", members: [Strict.Member(id: "a", nickname: "Ann"), Strict.Member(id: "b", nickname: "Bob")]))
+        let anonymous = Relaxed.Member(id: "c", nickname: nil)
+        try await db.save(anonymous)
+        #expect(try await db.get(Relaxed.Member.self, id: "c") == anonymous)
+        #expect(try await db.get(Relaxed.Member.self, id: "a") == Relaxed.Member(id: "a", nickname: "Ann"))
+        #expect(try await db.get(Relaxed.Team.self, id: "t")?.members.map(\.id) == ["a", "b"])
+        #expect(try await db.get(with: Filter(\Relaxed.Member.nickname, is: .equal(to: "Bob"))).map(\.id) == ["b"])
+        let duplicate = await #expect(throws: (any Error).self) { try await db.save(Relaxed.Member(id: "d", nickname: "Ann")) }
+        #expect(duplicate.flatMap { ModelError.Code(of: $0) } == .uniqueViolation, "the unique index is kept: \(String(describing: duplicate))")
+        try await db.save(Relaxed.Member(id: "e", nickname: nil))
+        #expect(try await db.count(Relaxed.Member.self) == 4)
+        // The links still follow the rows: a deleted member leaves its team.
+        _ = try await db.delete(Relaxed.Member(id: "a", nickname: "Ann"))
+        #expect(try await db.get(Relaxed.Team.self, id: "t")?.members.map(\.id) == ["b"])
     }
 
     struct Account: UUIDModel, Equatable, Sendable { let id: UUID; var owner: String; var balance: Int }

@@ -143,6 +143,26 @@ struct RelationshipsOnBothBackendsTests {
         #expect(try await db.get(Movie.self, id: matrix.id)?.cast.first?.name == "C.-A. Moss")
     }
 
+    @Test("one save whose graph holds two different values with one id stores the later, as saving them one by one would", arguments: await Backend.available)
+    func duplicateRelatedIDsLaterWins(_ backend: Backend) async throws {
+        let db = try await backend.open()
+        let first = Actor(id: "keanu", name: "Keanu"), later = Actor(id: "keanu", name: "Keanu Reeves")
+        let movies = [
+            Movie(id: UUID(), title: "The Matrix", releaseDate: Date(timeIntervalSince1970: 922_000_000), studio: nil, cast: [first], tags: []),
+            Movie(id: UUID(), title: "John Wick", releaseDate: Date(timeIntervalSince1970: 1_414_000_000), studio: nil, cast: [later], tags: []),
+        ]
+        let saved = try await db.save(movies)
+        #expect(try await db.get(Actor.self, id: "keanu") == later)
+        #expect(try await db.count(Actor.self) == 1)
+        for movie in saved { #expect(try await db.get(Movie.self, id: movie.id)?.cast == [later]) }
+        // The same value twice is one save, whatever its place.
+        let again = try await db.save(movies.map { var movie = $0; movie.cast = [later]; return movie })
+        #expect(again.map(\.cast) == [[later], [later]])
+        // As one by one: the later of two top-level values with one id.
+        try await db.save([Actor(id: "carrie", name: "first"), Actor(id: "carrie", name: "Carrie-Anne Moss")])
+        #expect(try await db.get(Actor.self, id: "carrie")?.name == "Carrie-Anne Moss")
+    }
+
     @Test(".deny refuses while values are linked and changes nothing", arguments: await Backend.available)
     func deny(_ backend: Backend) async throws {
         let db = try await backend.open()

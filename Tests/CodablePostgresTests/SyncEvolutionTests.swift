@@ -72,6 +72,19 @@ struct SyncEvolutionTests {
         try await app.sync()
         #expect(try await server.get(Folder.self).first?.notes == [note])
         #expect(try await local.read("SELECT count(*) AS n FROM codablesync_outbox").first?["n"]?.int64Value == 0)
+        // Pulls: the widget's pass over the folders another device made; the app still gets them.
+        let other = try SQLite.Database(path: Self.path())
+        let syncOther = try SQLite.Sync(local: other, server: server, models: Self.models)
+        let elsewhere = Folder(id: UUID(), name: "made elsewhere", notes: [Note(id: UUID(), text: "its note", done: true)])
+        try await other.save(elsewhere)
+        try await syncOther.sync()
+        try await widget.sync()
+        #expect(try await local.get(Note.self, id: elsewhere.notes[0].id) == elsewhere.notes[0])
+        #expect(try await local.get(Folder.self, id: elsewhere.id) == nil)
+        try await app.sync()
+        #expect(try await local.get(Folder.self, id: elsewhere.id) == elsewhere)
+        // Each keeps its own device id and pushes: a lost answer of one is not the other's.
+        #expect(try await widget.deviceID != app.deviceID)
         await server.close()
     }
 
@@ -203,6 +216,35 @@ struct SyncEvolutionTests {
         await restored.close()
     }
 
+    @Test("a server restored from a file-system snapshot (its log behind a device's version) is noticed by that device")
+    func serverBehindADevice() async throws {
+        let server = try await TestServer.shared.freshDatabase()
+        let a = try SQLite.Database(path: Self.path()), b = try SQLite.Database(path: Self.path())
+        let syncA = try SQLite.Sync(local: a, server: server, models: Self.models)
+        let syncB = try SQLite.Sync(local: b, server: server, models: Self.models)
+        let first = Note(id: UUID(), text: "in the snapshot", done: false), lost = Note(id: UUID(), text: "after it", done: false)
+        try await a.save(first)
+        try await syncA.sync()
+        try await a.save(lost)
+        try await syncA.sync()
+        try await syncB.sync()
+        // Back to the snapshot: the later note, its log entry and the log's counter are gone.
+        try await server.inTransaction { tx in
+            try await tx.execute("SET LOCAL session_replication_role = replica")
+            try await tx.execute(#"DELETE FROM "Note" WHERE "text" = 'after it'"#)
+            try await tx.execute("DELETE FROM codablesync_changes WHERE version > (SELECT min(version) FROM codablesync_changes)")
+            try await tx.execute("SELECT setval('codablesync_changes_version_seq', (SELECT max(version) FROM codablesync_changes))")
+        }
+        #expect(try await server.get(Note.self, id: lost.id) == nil)
+        let states = try await Self.states(of: syncB) { try await syncB.sync() }
+        #expect(states.contains { if case .startingOver(.serverRestored) = $0 { true } else { false } }, "\(states)")
+        try await syncB.sync()
+        #expect(try await server.get(Note.self, id: lost.id) == lost)
+        try await syncA.sync()
+        #expect(try await a.get(Note.self).count == 2)
+        await server.close()
+    }
+
     @Test("a device offline past the tombstone horizon starts over: the rows deleted meanwhile go, its own changes stay")
     func offlinePastTheHorizon() async throws {
         let server = try await TestServer.shared.freshDatabase()
@@ -211,20 +253,32 @@ struct SyncEvolutionTests {
         let syncA = try SQLite.Sync(local: a, transport: endpoint, models: Self.models)
         let syncB = try SQLite.Sync(local: b, transport: endpoint, models: Self.models)
         let gone = Note(id: UUID(), text: "deleted while B is away", done: false), kept = Note(id: UUID(), text: "kept", done: false)
-        try await a.save([gone, kept])
+        let folder = Folder(id: UUID(), name: "Inbox", notes: [gone, kept])
+        try await a.save(folder)
         try await syncA.sync()
         try await syncB.sync()
         _ = try await a.delete(gone)
         try await syncA.sync()
         #expect(try await endpoint.compact(deletedBefore: Date().addingTimeInterval(60)) == 1)
         #expect(try await endpoint.compact(deletedBefore: Date().addingTimeInterval(60)) == 0)
+        // An app from before start-overs is told, not answered "nothing new".
+        let old = await #expect(throws: SQLite.Sync.Error.self) { _ = try await endpoint.pull(SyncPull(device: "old", after: 1, limit: 10)) }
+        #expect(old?.code == .startOverNeeded)
         let madeOffline = Note(id: UUID(), text: "made by B offline", done: false)
         try await b.save(madeOffline)
+        // B's stale folder still holds the deleted note, and is pushed before B's pull sees the
+        // horizon: the tombstone is forgotten, and still the note does not come back.
+        var renamed = folder
+        renamed.name = "Renamed by B"
+        try await b.save(renamed)
         let states = try await Self.states(of: syncB) { try await syncB.sync() }
         #expect(states.contains { if case .startingOver(.offlineTooLong) = $0 { true } else { false } }, "\(states)")
         #expect(try await b.get(Note.self, id: gone.id) == nil)
         #expect(try await b.get(Note.self, id: madeOffline.id) == madeOffline)
         #expect(try await server.get(Note.self, id: madeOffline.id) == madeOffline)
+        #expect(try await server.get(Note.self, id: gone.id) == nil)
+        #expect(try await server.get(Folder.self, id: folder.id) == Folder(id: folder.id, name: "Renamed by B", notes: [kept]))
+        #expect(try await b.get(Folder.self, id: folder.id) == Folder(id: folder.id, name: "Renamed by B", notes: [kept]))
         // A, up to date, is past the horizon: it goes on as usual.
         let calm = try await Self.states(of: syncA) { try await syncA.sync() }
         #expect(!calm.contains { if case .startingOver = $0 { true } else { false } })

@@ -77,6 +77,11 @@ struct SyncRefusalTests {
         #expect(try await server.get(Note.self, id: fine.id) == edited)
         #expect(try await a.get(Note.self, id: fromB.id) == fromB)
 
+        // An edit of another row is refused, naming it; the refusal stays.
+        let wrong = await #expect(throws: SQLite.Sync.Error.self) { try await syncA.resolve(try #require(listed.first), .edit(fine)) }
+        #expect(wrong?.code == .invalidArgument)
+        #expect(wrong?.message.contains(fine.id.uuidString) == true, "\(String(describing: wrong))")
+        #expect(try await syncA.refusedChanges().count == 1)
         // Resolved by an edit the server accepts.
         let shorter = Note(id: tooLong.id, text: "shortened", done: false)
         try await syncA.resolve(try #require(listed.first), .edit(shorter))
@@ -85,9 +90,6 @@ struct SyncRefusalTests {
         #expect(try await syncA.refusedChanges().isEmpty)
         #expect(try await server.get(Note.self, id: tooLong.id) == shorter)
         #expect(try await b.get(Note.self, id: tooLong.id) == shorter)
-        // An edit of another row is refused, naming it.
-        let wrong = await #expect(throws: SQLite.Sync.Error.self) { try await syncA.resolve(try #require(listed.first), .edit(fine)) }
-        #expect(wrong?.code == .invalidArgument)
         await server.close()
     }
 
@@ -267,6 +269,16 @@ struct SyncRefusalTests {
         #expect(answer.refused.allSatisfy { $0.reason == .undecodable })
         #expect(answer.refused.first { $0.id == other.uuidString }?.message.contains(good.id.uuidString) == true)
         #expect(try await server.get(Note.self) == [good])
+        // An app from before refusals would drop a refused change unseen: its push is refused whole.
+        let fromOldApp = Note(id: UUID(), text: "from an old app", done: false)
+        let whole = await #expect(throws: SQLite.Sync.Error.self) {
+            _ = try await endpoint.push(SyncPush(device: UUID().uuidString, token: UUID().uuidString, acknowledged: nil, changes: [
+                SyncChange(table: Note.tableName, id: bad.uuidString, value: #"{"id":"\#(bad)","text":7}"#, seq: 1),
+                SyncChange(table: Note.tableName, id: fromOldApp.id.uuidString, value: String(decoding: try JSONEncoder().encode(fromOldApp), as: UTF8.self), seq: 2),
+            ], keepsRefused: nil))
+        }
+        #expect(whole?.code == .changeRefused)
+        #expect(try await server.get(Note.self, id: fromOldApp.id) == nil)
         await server.close()
     }
 }

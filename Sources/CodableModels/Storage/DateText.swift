@@ -102,6 +102,30 @@ import Foundation
         return (-(integer + 1), complement)
     }
 
+    /// The text of `text`'s date at the nearest microsecond, for an engine that keeps microseconds
+    /// (PostgreSQL's `timestamp with time zone`): rounded, not cut, so that dates a microsecond
+    /// apart stay apart and each keeps the microsecond nearest to it (`…28.5235836` is
+    /// `…28.523584`, where a cut made it `…28.523583`). The decimal digits are rounded as text:
+    /// they are the shortest decimal that identifies the `Date`'s `Double`, and arithmetic on
+    /// that `Double` (a product by a million) can land on a half and round the wrong way. `text`
+    /// when it has at most six decimals.
+    package static func microsecondText(_ text: String) -> String {
+        let bytes = Array(text.utf8)
+        guard let point = bytes.firstIndex(of: UInt8(ascii: ".")), bytes.count - point - 1 > 6,
+              bytes[(point + 1)...].allSatisfy(isDigit) else { return text }
+        let whole = String(decoding: bytes[..<point], as: UTF8.self)
+        let kept = String(decoding: bytes[(point + 1)...(point + 6)], as: UTF8.self)
+        guard bytes[point + 7] >= UInt8(ascii: "5") else { return whole + "." + kept }
+        guard let micros = Int(kept), micros + 1 < 1_000_000 else {
+            // .9999995 and up: the next whole second.
+            guard let seconds = Array(whole.utf8).withUnsafeBufferPointer({ parse($0) }),
+                  let next = format(seconds.addingTimeInterval(1)) else { return text }
+            return next
+        }
+        let digits = String(micros + 1)
+        return whole + "." + String(repeating: "0", count: 6 - digits.count) + digits
+    }
+
     // MARK: Parsing
 
     /// Parses every text form SQLite's date functions accept:

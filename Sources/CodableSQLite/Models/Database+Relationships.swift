@@ -133,10 +133,14 @@ extension SQLite.Database {
     private func saveRelated(_ value: any Model, on connection: RawConnection, saved: inout SavedValues) throws -> any Model {
         func save<Target: Model>(_ value: Target) throws -> any Model {
             let key = isNilOptional(value.id) ? nil : SavedValues.Key(type: ObjectIdentifier(Target.self), id: try storedID(of: value))
-            if let key, let done = saved.values[key] { return done }
+            // A value with an id this call saved already: the same value is saved; another one
+            // with that id is saved over it, so that the later wins, as saving them one by one
+            // would (and as PostgreSQL's one statement does).
+            if let key, let done = saved.values[key], try saved.isSame(value, as: key) { return done }
             let table = try tableForWriting(Target.self, sample: value)
             if saved.keepsExistingRelated, let key, try exists(key.id, in: table, on: connection) {
                 saved.values[key] = value
+                saved.given[key] = value
                 return value
             }
             if table.schema.assignsID && isNilOptional(value.id) {
@@ -146,7 +150,10 @@ extension SQLite.Database {
             let result = table.schema.relationships.isEmpty
                 ? try saveRow(value, in: table, on: connection, elementIndex: nil, explicitIDs: &saved.explicitIDs)
                 : try saveGraph(value, table: table, on: connection, elementIndex: nil, saved: &saved)
-            if let key { saved.values[key] = result }
+            if let key {
+                saved.values[key] = result
+                saved.given[key] = value
+            }
             return result
         }
         return try save(value)
@@ -300,6 +307,8 @@ struct SavedValues {
     }
 
     var values: [Key: any Model] = [:]
+    /// Each saved value as the call gave it, to tell a second occurrence of its id apart.
+    var given: [Key: any Model] = [:]
     /// Leave related values whose rows exist as stored (see `save(_:keepingExistingRelated:)`).
     var keepsExistingRelated = false
     /// How many ids were assigned so far: a value whose related values (at any depth) got ids
@@ -314,6 +323,15 @@ struct SavedValues {
     /// `roots` are the values the call saves.
     init<T: Model>(roots: [T]) {
         find = { try ExplicitIDs(ofGraphs: roots) }
+    }
+
+    /// Whether `value` is the value this call saved under `key` (the same encoded form).
+    func isSame(_ value: any Model, as key: Key) throws -> Bool {
+        guard let earlier = given[key] else { return true }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        func encoded(_ value: some Model) throws -> Data { try encoder.encode(value) }
+        return try encoded(value) == encoded(earlier)
     }
 
     /// Walks the call's values for their explicit ids, once.

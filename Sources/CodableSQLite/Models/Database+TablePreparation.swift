@@ -117,6 +117,7 @@ extension SQLite.Database {
                 saved by id. Rename the table with a migration, or set `static var tableName` to another name.
                 """)
         }
+        var madeOptional: [ModelReflection.Property] = []
         var hasRows: Bool?
         func tableHasRows() throws -> Bool {
             if let hasRows { return hasRows }
@@ -147,11 +148,8 @@ extension SQLite.Database {
                     """)
             }
             if property.isOptional && column.isNotNull {
-                throw ModelError(.schemaMismatch, model, """
-                    property `\(property.name)` is now optional, but column \(name) of table \(table) is NOT NULL, so nil \
-                    cannot be saved. Rebuild the table without NOT NULL in a migration (SQLite.Migrator), or keep the \
-                    property non-optional.
-                    """)
+                // Made optional: the table is rebuilt without NOT NULL, as PostgreSQL drops it.
+                madeOptional.append(property)
             }
             if !property.isOptional && !column.isNotNull {
                 let nulls = try connection.execute("SELECT count(*) AS nulls FROM \(table) WHERE \(name) IS NULL")
@@ -164,6 +162,7 @@ extension SQLite.Database {
                 }
             }
         }
+        if !madeOptional.isEmpty { try relaxNotNull(madeOptional, of: schema, on: connection) }
         let stored = Set(columns.map(\.name))
         for column in existing.values where !stored.contains(column.name) && column.isNotNull && column.defaultValue == nil && column.primaryKeyPosition == 0 {
             throw ModelError(.schemaMismatch, model, """

@@ -52,13 +52,16 @@ final class ModelTable: Sendable {
         return "CREATE TABLE \(SQLName.quoted(schema.table)) (\(definitions.joined(separator: ", ")))"
     }
 
-    static func columnDefinition(_ property: ModelReflection.Property) -> String {
+    /// As if the property were optional, or not, when `isOptional` is given (the definition a
+    /// table made for the property's earlier version has).
+    static func columnDefinition(_ property: ModelReflection.Property, isOptional: Bool? = nil) -> String {
+        let isOptional = isOptional ?? property.isOptional
         var definition = SQLName.quoted(property.name)
         if property.storage != .untyped { definition += " " + property.storage.rawValue }
-        if !property.isOptional { definition += " NOT NULL DEFAULT " + property.storage.zeroDefault }
+        if !isOptional { definition += " NOT NULL DEFAULT " + property.storage.zeroDefault }
         if let target = property.references {
             // A deleted target empties an optional to-one; a non-optional one makes the delete fail.
-            definition += " REFERENCES \(SQLName.quoted(target))(\(ModelReflection.quotedID))" + (property.isOptional ? " ON DELETE SET NULL" : "")
+            definition += " REFERENCES \(SQLName.quoted(target))(\(ModelReflection.quotedID))" + (isOptional ? " ON DELETE SET NULL" : "")
         }
         return definition
     }

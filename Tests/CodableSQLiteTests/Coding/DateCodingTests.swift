@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import CodableModels
 @testable import CodableSQLite
 
 private struct Event: Codable, Equatable {
@@ -152,5 +153,19 @@ struct DateCodingTests {
         try encoder.encode(Event(id: 1, at: far), using: "INSERT INTO events VALUES (:id, :at)")
         decoder.dateDecodingStrategy = .secondsSince1970
         #expect(try decoder.decode(Event.self, using: "SELECT * FROM events")?.at == far)
+    }
+
+    @Test("a date's text at the nearest microsecond rounds its decimals, carrying into the next second")
+    func microsecondText() {
+        #expect(DateText.microsecondText("2063-06-09 03:39:28.5235834") == "2063-06-09 03:39:28.523583")
+        #expect(DateText.microsecondText("2063-06-09 03:39:28.5235836") == "2063-06-09 03:39:28.523584")
+        #expect(DateText.microsecondText("2063-06-09 03:39:28.0000005") == "2063-06-09 03:39:28.000001")
+        #expect(DateText.microsecondText("2063-06-09 03:39:28.0000004") == "2063-06-09 03:39:28.000000")
+        #expect(DateText.microsecondText("1999-12-31 23:59:59.9999996") == "2000-01-01 00:00:00")
+        #expect(DateText.microsecondText("2063-06-09 03:39:28.123") == "2063-06-09 03:39:28.123")
+        #expect(DateText.microsecondText("2063-06-09 03:39:28") == "2063-06-09 03:39:28")
+        // The pair: a microsecond apart, and so they stay.
+        let pair = [1_700_000_000.000001, 1_700_000_000.000002].map { DateText.format(Date(timeIntervalSince1970: $0)).map(DateText.microsecondText) }
+        #expect(pair == ["2023-11-14 22:13:20.000001", "2023-11-14 22:13:20.000002"])
     }
 }

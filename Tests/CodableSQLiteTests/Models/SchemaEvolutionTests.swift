@@ -64,11 +64,24 @@ struct SchemaEvolutionTests {
         #expect(try db.get(ItemV1.self) == [ItemV1(id: 1, title: "old")])
     }
 
-    @Test func propertyMadeOptionalOverANotNullColumnIsAClearError() throws {
+    @Test func propertyMadeOptionalDropsNotNullInPlace() throws {
         let db = try ModelFixtures.memory()
         try db.save(ItemV1(id: 1, title: "old"))
+        try db.save(ItemOptionalTitle(id: 2, title: nil))
+        #expect(try db.get(ItemOptionalTitle.self, id: 2)?.title == nil)
+        #expect(try db.get(ItemOptionalTitle.self, id: 1)?.title == "old")
+        #expect(try db.columns(in: "item").first { $0.name == "title" }?.isNotNull == false)
+        #expect(try db.read("PRAGMA integrity_check").first?["integrity_check"] == .text("ok"))
+    }
+
+    @Test func propertyMadeOptionalOverAHandMadeNotNullColumnIsAClearError() throws {
+        let db = try ModelFixtures.memory()
+        _ = try db.execute(raw: #"CREATE TABLE "item" ("id" INTEGER PRIMARY KEY, "title" TEXT NOT NULL CHECK ("title" <> ''))"#)
+        _ = try db.execute(raw: #"INSERT INTO "item" VALUES (1, 'old')"#)
         let error = #expect(throws: ModelError.self) { try db.save(ItemOptionalTitle(id: 2, title: nil)) }
+        #expect(error?.code == .schemaMismatch)
         #expect(error?.message.contains("NOT NULL") == true)
+        #expect(try db.get(ItemV1.self) == [ItemV1(id: 1, title: "old")])
     }
 
     @Test func renamedCodingKeysAreAClearError() throws {
