@@ -244,9 +244,20 @@ extension SQLite {
             // every local commit to a synced table (or its link tables) writes it, pulls do not.
             // Registering waits for the writer, which a transaction may hold: on a thread of its
             // own, never on one of the cooperative pool's (which that transaction needs to finish).
+            // The feed crosses from that thread to this task through a lock, not as the
+            // continuation's value: ThreadSanitizer sees a lock's ordering, and not a
+            // continuation's (RELIABILITY.md, Known limits).
             let outbox = outbox
-            let localChanges = await withCheckedContinuation { continuation in
-                DispatchQueue.global().async { continuation.resume(returning: outbox.db.changes(in: "codablesync_outbox")) }
+            let registered = Locked<SQLite.ChangeSequence<Int64>?>(nil)
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                DispatchQueue.global().async {
+                    let feed = outbox.db.changes(in: "codablesync_outbox")
+                    registered.withLock { $0 = feed }
+                    continuation.resume()
+                }
+            }
+            guard let localChanges = registered.withLock({ $0 }) else {
+                throw Error(.corruptState, "the outbox's change feed was not registered")
             }
             wake.yield(())
             await withTaskGroup(of: Void.self) { group in
