@@ -62,12 +62,6 @@ extension LocalOutbox {
                            serverValue: row["server_value"]?.stringValue)
         }
     }
-
-    /// The ids of `table` with refused changes.
-    func refusedIDs(in table: String) async throws -> Set<String> {
-        Set(try await db.read("SELECT id FROM codablesync_refused WHERE tbl = :table", arguments: ["table": .text(table)])
-            .compactMap { $0["id"]?.stringValue })
-    }
 }
 
 extension SQLite.Sync {
@@ -117,11 +111,7 @@ extension SQLite.Sync {
         var changes: [RefusedChange] = []
         for row in try await outbox.refused() {
             guard let model = model(of: row.table) else { continue }
-            let local = try await model.localValues(outbox.db, [row.id])[row.id]
-            changes.append(RefusedChange(
-                model: model.name, id: row.id, reason: SyncRefusal.Reason(row.reason), message: row.message,
-                value: local ?? row.value.flatMap { try? model.decode($0, row.id) },
-                serverValue: row.serverValue.flatMap { try? model.decode($0, row.id) }, table: model.table))
+            changes.append(RefusedChange(row, of: model, local: try await model.localValues(outbox.db, [row.id])[row.id]))
         }
         return changes
     }
@@ -164,7 +154,8 @@ extension SQLite.Sync {
                 try await outbox.requeue(table: model.table, id: id, deleted: local == nil && stored == nil)
             }
         case .edit(let value):
-            guard let edited = try? model.encode(value), model.canonicalID(SyncedModel.idText(value)) == id, edited.isEmpty == false else {
+            // Its model's value (`encode` refuses another type's), with the refused row's id.
+            guard (try? model.encode(value)) != nil, model.canonicalID(SyncedModel.idText(value)) == id else {
                 throw Error(.invalidArgument, "the edit of \(model.name) \(id) must be a \(model.name) with that id, not \(Swift.type(of: value)) \(SyncedModel.idText(value))")
             }
             try await db.inTransaction { _ in
@@ -173,6 +164,16 @@ extension SQLite.Sync {
                 try await outbox.requeue(table: model.table, id: id, deleted: false)
             }
         }
+    }
+}
+
+extension SQLite.Sync.RefusedChange {
+    /// A kept refusal of `model`'s row, with the row as it is here (`nil`: the value pushed).
+    init(_ row: LocalOutbox.Refused, of model: SyncedModel, local: (any Model & Sendable)? = nil) {
+        self.init(
+            model: model.name, id: row.id, reason: SyncRefusal.Reason(row.reason), message: row.message,
+            value: local ?? row.value.flatMap { try? model.decode($0, row.id) },
+            serverValue: row.serverValue.flatMap { try? model.decode($0, row.id) }, table: model.table)
     }
 }
 

@@ -44,6 +44,22 @@ struct LocalOutbox: Sendable {
         return scope.isEmpty ? name : name + "@" + scope
     }
 
+    /// This sync's state value `name` (``key(_:)``).
+    func stateValue(_ name: String) async throws -> String? {
+        try await db.read("SELECT value FROM codablesync_state WHERE key = :key", arguments: ["key": .text(key(name))]).first?["value"]?.stringValue
+    }
+
+    func setState(_ name: String, _ value: StoredValue) async throws {
+        _ = try await db.write("INSERT OR REPLACE INTO codablesync_state (key, value) VALUES (:key, :value)",
+                               arguments: ["key": .text(key(name)), "value": value])
+    }
+
+    func removeState(_ names: [String]) async throws {
+        for name in names {
+            _ = try await db.write("DELETE FROM codablesync_state WHERE key = :key", arguments: ["key": .text(key(name))])
+        }
+    }
+
     /// `tbl IN ('Note', 'Folder')`: the entries of this sync's tables.
     private var ownEntries: String {
         "tbl IN (" + (tables.isEmpty ? "NULL" : tables.map { StoredValue.text($0).description }.joined(separator: ", ")) + ")"
@@ -128,18 +144,16 @@ struct LocalOutbox: Sendable {
     /// is lost, the same push (those entries, that token) is sent again, so the server recognises it.
     func recordToken(upTo seq: Int64) async throws -> String {
         let token = UUID().uuidString
-        try await db.inTransaction { tx in
-            _ = try await tx.write("INSERT OR REPLACE INTO codablesync_state (key, value) VALUES (:key, :token)",
-                                   arguments: ["key": .text(key("token")), "token": .text(token)])
-            _ = try await tx.write("INSERT OR REPLACE INTO codablesync_state (key, value) VALUES (:key, :seq)",
-                                   arguments: ["key": .text(key("token_upto")), "seq": .integer(seq)])
+        try await db.inTransaction { _ in
+            try await setState("token", .text(token))
+            try await setState("token_upto", .integer(seq))
         }
         return token
     }
 
     /// Forgets an unanswered push whose entries are all gone (nothing left to send again).
     func forgetToken() async throws {
-        _ = try await db.write("DELETE FROM codablesync_state WHERE key IN (?, ?)", arguments: [.text(key("token")), .text(key("token_upto"))])
+        try await removeState(["token", "token_upto"])
     }
 
     /// Removes this sync's entries up to `seq` that name no row of its models (an id that is not
@@ -163,14 +177,9 @@ struct LocalOutbox: Sendable {
                 }
             }
             try await recordRefused(refused)
-            _ = try await tx.write("DELETE FROM codablesync_state WHERE key IN (?, ?)", arguments: [.text(key("token")), .text(key("token_upto"))])
-            _ = try await tx.write(
-                "INSERT OR REPLACE INTO codablesync_state (key, value) VALUES (:key, :token)",
-                arguments: ["key": .text(key("acknowledged")), "token": .text(token)])
-            if let newDevice {
-                _ = try await tx.write("UPDATE codablesync_state SET value = :device WHERE key = :key",
-                                       arguments: ["key": .text(key("device")), "device": .text(newDevice)])
-            }
+            try await removeState(["token", "token_upto"])
+            try await setState("acknowledged", .text(token))
+            if let newDevice { try await setState("device", .text(newDevice)) }
         }
     }
 

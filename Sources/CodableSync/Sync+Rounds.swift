@@ -73,12 +73,7 @@ extension SQLite.Sync {
                 value: sent[SyncedModel.Row(table: model.table, id: id)] ?? nil, serverValue: refusal.serverValue))
         }
         try await outbox.pushed(upTo: last.seq, rows: rows, refused: refused.map(\.row), token: token, newDevice: result.device)
-        for (model, row) in refused {
-            publish(.refused(RefusedChange(
-                model: model.name, id: row.id, reason: SyncRefusal.Reason(row.reason), message: row.message,
-                value: row.value.flatMap { try? model.decode($0, row.id) }, serverValue: row.serverValue.flatMap { try? model.decode($0, row.id) },
-                table: model.table)))
-        }
+        for (model, row) in refused { publish(.refused(RefusedChange(row, of: model))) }
         for link in result.droppedLinks { publish(.linkDropped(link)) }
         for conflict in result.conflicts {
             guard let model = model(of: conflict.table) else { continue }

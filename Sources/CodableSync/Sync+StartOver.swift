@@ -29,7 +29,7 @@ extension SQLite.Sync {
         var how: StartOver?
         if let epoch = result.epoch, epoch != known {
             // No epoch yet: this device's first pull (or a server from before epochs).
-            if known == nil { try await outbox.setState("epoch", epoch) } else { how = .upload }
+            if known == nil { try await outbox.setState("epoch", .text(epoch)) } else { how = .upload }
         }
         if result.ahead == true { how = .upload }
         // Behind the horizon; not while starting over already, which ends by deleting what the
@@ -83,23 +83,14 @@ extension SQLite.Sync {
 extension LocalOutbox {
     static let seenTable = "CREATE TABLE IF NOT EXISTS codablesync_seen (tbl TEXT NOT NULL, id NOT NULL, PRIMARY KEY (tbl, id))"
 
-    func stateValue(_ key: String) async throws -> String? {
-        try await db.read("SELECT value FROM codablesync_state WHERE key = :key", arguments: ["key": .text(self.key(key))]).first?["value"]?.stringValue
-    }
-
-    func setState(_ key: String, _ value: String) async throws {
-        _ = try await db.write(
-            "INSERT OR REPLACE INTO codablesync_state (key, value) VALUES (:key, :value)", arguments: ["key": .text(self.key(key)), "value": .text(value)])
-    }
-
     /// Back to version 0, in one transaction: the start over's kind, the new epoch; what the old
     /// history's versions named (rows left alone, deletes waiting, rows kept aside) is forgotten,
     /// as the pulls bring them again. An upload the start over already owed stays owed.
     func startOver(_ how: SQLite.Sync.StartOver, epoch: String?) async throws {
         let current = try await stateValue("restart").flatMap(SQLite.Sync.StartOver.init(rawValue:))
         try await db.inTransaction { _ in
-            try await setState("restart", (current == .upload ? .upload : how).rawValue)
-            if let epoch { try await setState("epoch", epoch) }
+            try await setState("restart", .text((current == .upload ? .upload : how).rawValue))
+            if let epoch { try await setState("epoch", .text(epoch)) }
             _ = try await db.write("UPDATE codablesync_state SET value = 0 WHERE key = :key", arguments: ["key": .text(key("pulled"))])
             if how == .upload {
                 // Every row this device has goes up again: the restored server lacks some, and
@@ -135,7 +126,7 @@ extension LocalOutbox {
 
     func endStartOver() async throws {
         _ = try await db.execute(raw: "DELETE FROM codablesync_seen")
-        _ = try await db.write("DELETE FROM codablesync_state WHERE key = :key", arguments: ["key": .text(key("restart"))])
+        try await removeState(["restart"])
     }
 }
 #endif

@@ -63,9 +63,12 @@ struct SyncedModel: Sendable {
     }
 
     /// A model value's id as the sync engine writes it (a UUID in upper case).
-    static func idText(_ value: some Model) -> String {
-        if let uuid = value.id as? UUID { return uuid.uuidString }
-        return "\(value.id)"
+    static func idText(_ value: some Model) -> String { idText(id: value.id) }
+
+    /// An id as the sync engine writes it (a UUID in upper case).
+    static func idText(id: some Hashable) -> String {
+        if let uuid = id as? UUID { return uuid.uuidString }
+        return "\(id)"
     }
 
     /// The models of a sync, each checked, and checked together: a relationship must lead to a
@@ -137,10 +140,7 @@ struct SyncedModel: Sendable {
                 up without asking anyone: UUID (UUIDModel) or String.
                 """)
         }
-        @Sendable func text(_ id: T.ID) -> String {
-            if let uuid = id as? UUID { return uuid.uuidString }
-            return "\(id)"
-        }
+        @Sendable func text(_ id: T.ID) -> String { Self.idText(id: id) }
         // The stored property's own key path: `\T.id` written in generic code is the protocol
         // requirement's, which filters cannot resolve to a column.
         guard let idPath = schema.id.keyPath as? KeyPath<T, T.ID> else {
