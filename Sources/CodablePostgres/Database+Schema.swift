@@ -84,6 +84,12 @@ extension Postgres.Database {
                         columns[name] = (type, isNullable, hasDefault)
                     }
                     try await evolve(table, existing: columns, session: session)
+                    if columns[Self.searchColumn] != nil, try SearchPlan.ifSearchable(table.schema.modelType) == nil {
+                        try await removeSearch(of: table, session: session)
+                    }
+                }
+                if let plan = try SearchPlan.ifSearchable(table.schema.modelType) {
+                    try await prepareSearch(plan, of: table, session: session)
                 }
                 // Only what is missing: CREATE INDEX IF NOT EXISTS locks the table even when the
                 // index exists, which would wait for any transaction writing the table.

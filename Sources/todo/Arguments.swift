@@ -73,6 +73,8 @@ struct Arguments {
           todo list [--pending]          List tasks: pending first, by due date (the default command).
           todo done ID                   Mark a task as done.
           todo remove ID                 Delete a task.
+          todo search WORDS…             Tasks whose titles have these words (the last may be the
+                                         start of a word; case and accents ignored), best first.
           todo watch [--pending] [--times N]
                                          Print the list, and again whenever it changes (also when
                                          another todo or the sqlite3 tool changes it). Ctrl-C ends it.

@@ -73,6 +73,13 @@ enum Todo {
             let id = try taskID()
             let item = try await TodoList.remove(id, in: try await openStore(arguments))
             print("Removed: \(item.title)")
+        case "search":
+            try arguments.allowOnly([], for: command)
+            guard !words.isEmpty else { throw TodoError(description: "Give the words to find: todo search milk") }
+            let text = words.joined(separator: " ")
+            words = []
+            let found = try await TodoList.search(text, in: try await openStore(arguments))
+            print(found.isEmpty ? "No task has the words '\(text)'." : TodoTable.render(found))
         case "watch":
             try arguments.allowOnly(["pending", "times"], for: command)
             try noMoreWords()
@@ -82,7 +89,7 @@ enum Todo {
             try noMoreWords()
             try await SyncCommand.run(arguments)
         default:
-            throw TodoError(description: "Unknown command '\(command)'. The commands are add, list, done, remove, watch and sync (todo --help).")
+            throw TodoError(description: "Unknown command '\(command)'. The commands are add, list, done, remove, search, watch and sync (todo --help).")
         }
     }
 

@@ -7,7 +7,7 @@ import Foundation
 /// property), so `todo --database` and `todo --postgres` differ only in how they open the
 /// database. Lists made by earlier versions of `todo` (the same table, written with SQL) open
 /// unchanged.
-struct TodoItem: Model, Equatable, Sendable {
+struct TodoItem: SearchableModel, Equatable, Sendable {
     var id: String
     var title: String
     var dueDate: Date?
@@ -15,6 +15,8 @@ struct TodoItem: Model, Equatable, Sendable {
 
     static var tableName: String { "tasks" }
     static var indexes: [ModelIndex<TodoItem>] { [.index(\.isCompleted, \.dueDate)] }
+    /// `todo search` finds tasks by the words of their titles.
+    static var searchable: [SearchField<TodoItem>] { [.field(\.title)] }
 
     /// A new, pending item with a fresh id.
     init(title: String, dueDate: Date?) {
@@ -81,6 +83,11 @@ enum TodoList {
             current.isCompleted = true
             return try await tx.save(current)
         }
+    }
+
+    /// The tasks whose titles have the words of `text` (the last as a prefix), best match first.
+    static func search(_ text: String, in db: some ModelStore) async throws -> [TodoItem] {
+        try await db.search(TodoItem.self, for: text, limit: 50).map(\.value)
     }
 
     static func remove(_ prefix: String, in db: some ModelStore) async throws -> TodoItem {

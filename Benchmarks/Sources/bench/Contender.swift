@@ -1,4 +1,5 @@
 import Foundation
+import GRDBSQLite
 
 /// One library (or the raw C API) running the benchmark scenarios on its own database.
 protocol Contender: AnyObject {
@@ -37,4 +38,18 @@ enum BenchmarkError: Error, CustomStringConvertible {
         case .verification(let message): "verification failed: \(message)"
         }
     }
+}
+
+/// Runs `sql` (several statements allowed) on a C connection: the hand-written contenders'.
+func execute(_ sql: String, on db: OpaquePointer) throws {
+    guard sqlite3_exec(db, sql, nil, nil, nil) == SQLITE_OK else { throw BenchmarkError.sqlite(String(cString: sqlite3_errmsg(db))) }
+}
+
+/// Prepares one statement on a C connection: the hand-written contenders'.
+func prepareStatement(_ sql: String, on db: OpaquePointer) throws -> OpaquePointer {
+    var statement: OpaquePointer?
+    guard sqlite3_prepare_v2(db, sql, -1, &statement, nil) == SQLITE_OK, let statement else {
+        throw BenchmarkError.sqlite(String(cString: sqlite3_errmsg(db)))
+    }
+    return statement
 }

@@ -36,17 +36,9 @@ final class LimitC: Contender {
         sqlite3_close_v2(db)
     }
 
-    private func exec(_ sql: String) throws {
-        guard sqlite3_exec(db, sql, nil, nil, nil) == SQLITE_OK else { throw BenchmarkError.sqlite(String(cString: sqlite3_errmsg(db))) }
-    }
+    private func exec(_ sql: String) throws { try execute(sql, on: db) }
 
-    private func prepare(_ sql: String) throws -> OpaquePointer {
-        var statement: OpaquePointer?
-        guard sqlite3_prepare_v2(db, sql, -1, &statement, nil) == SQLITE_OK, let statement else {
-            throw BenchmarkError.sqlite(String(cString: sqlite3_errmsg(db)))
-        }
-        return statement
-    }
+    private func prepare(_ sql: String) throws -> OpaquePointer { try prepareStatement(sql, on: db) }
 
     /// Formats a value into the reused scratch buffer and binds a copy of its bytes.
     private func bindFormatted(_ statement: OpaquePointer, _ index: Int32, _ format: (inout [UInt8]) throws -> Void) rethrows {

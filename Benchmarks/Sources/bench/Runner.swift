@@ -42,6 +42,8 @@ struct Settings {
     var queriesOnly = false
     /// Run only scenario I (an array of structs kept on disk).
     var structsOnly = false
+    /// Run only scenario J (full-text search).
+    var searchOnly = false
     /// Where to write the A–D and H results as CSV, for `Benchmarks/plot`.
     var csvPath: String?
     /// Profile only F's write throughput with this many observers.
@@ -72,6 +74,7 @@ struct Settings {
             case "--scaling": scalingOnly = true
             case "--queries": queriesOnly = true
             case "--structs": structsOnly = true
+            case "--search": searchOnly = true
             case "--csv":
                 guard let path = iterator.next() else { throw BenchmarkError.verification("--csv needs a file path") }
                 csvPath = path
@@ -87,7 +90,7 @@ struct Settings {
                 }
                 kinds = [kind]
             default:
-                throw BenchmarkError.verification("unknown option \(argument); use --quick, --rows N, --lookups N, --repetitions N, --only file|memory, --contender NAME, --observation, --relationships, --scaling, --queries, --structs, --csv PATH")
+                throw BenchmarkError.verification("unknown option \(argument); use --quick, --rows N, --lookups N, --repetitions N, --only file|memory, --contender NAME, --observation, --relationships, --scaling, --queries, --structs, --search, --csv PATH")
             }
         }
     }

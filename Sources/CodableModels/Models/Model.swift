@@ -124,8 +124,12 @@ public struct ModelError: Error, Hashable, Sendable, CustomStringConvertible, Lo
     public let message: String
 
     package init(_ code: Code, _ model: Any.Type, _ message: String) {
+        self.init(code, modelNamed: String(describing: model), message)
+    }
+
+    package init(_ code: Code, modelNamed model: String, _ message: String) {
         self.code = code
-        self.model = String(describing: model)
+        self.model = model
         self.message = message
     }
 

@@ -91,7 +91,7 @@ extension Postgres.Database: ObservableModelStore {
 
     /// A live query of `read` that reads again after the commits `when` accepts (and after a lost
     /// listening connection came back).
-    private func liveQuery<T: Model & Sendable, Value: Sendable>(
+    func liveQuery<T: Model & Sendable, Value: Sendable>(
         _ type: T.Type, when: @escaping @Sendable (ChangeNotifications.TableCommit) -> Bool,
         read: @escaping @Sendable (Postgres.Database) async throws -> Value
     ) -> ObservedValues<Value> {

@@ -297,7 +297,7 @@ extension SQLite.Database {
 
     /// `read`'s result; a property without a column becomes a `ModelError` naming the schema
     /// change rather than a bare `keyNotFound`.
-    private func explainingMissingColumns<T: Model, R>(_ type: T.Type, table: ModelTable, _ read: () throws -> R) throws -> R {
+    func explainingMissingColumns<T: Model, R>(_ type: T.Type, table: ModelTable, _ read: () throws -> R) throws -> R {
         do {
             return try read()
         } catch DecodingError.keyNotFound(let key, _) where !table.columns.contains(where: { $0.name == key.stringValue }) {

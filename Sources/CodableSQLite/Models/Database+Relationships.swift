@@ -18,6 +18,14 @@ extension SQLite.Database {
     func loadGraph<T: Model>(
         _ type: T.Type, table: ModelTable, sql: String, arguments: [SQLite.Value], ids: String?, on connection: RawConnection
     ) throws -> [T] {
+        try loadGraph(T.self, rows: T.self, table: table, sql: sql, arguments: arguments, ids: ids, on: connection)
+    }
+
+    /// ``loadGraph(_:table:sql:arguments:ids:on:)`` decoding each row as `Row`, which decodes a
+    /// `T` from the row (and may read more of its columns, such as a search's score).
+    func loadGraph<T: Model, Row: Decodable>(
+        _ type: T.Type, rows: Row.Type, table: ModelTable, sql: String, arguments: [SQLite.Value], ids: String?, on connection: RawConnection
+    ) throws -> [Row] {
         var lookups: [String: RelatedValues] = [:]
         for relationship in table.schema.relationships {
             lookups[relationship.name] = try loadRelated(relationship, of: table, ids: ids, arguments: arguments, on: connection)
@@ -30,7 +38,7 @@ extension SQLite.Database {
         }
         return try connection.withStatement(sql) { statement in
             try statement.bind(arguments)
-            return try statement.decodeRows(T.self, options: options, indexesRows: false)
+            return try statement.decodeRows(Row.self, options: options, indexesRows: false)
         }
     }
 

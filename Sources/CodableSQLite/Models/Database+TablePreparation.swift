@@ -66,6 +66,7 @@ extension SQLite.Database {
                         try connection.execute(sql)
                     }
                 }
+                try prepareSearchIndex(for: schema, on: connection)
             }
             let table = ModelTable(
                 schema: schema, columns: columns, isWritable: isWritable,

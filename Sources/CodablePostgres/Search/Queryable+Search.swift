@@ -1,0 +1,82 @@
+#if Postgres
+import Foundation
+import PostgresNIO
+
+extension Postgres.Queryable {
+    /// The values whose searchable text matches what a person typed, best first, at most `limit`.
+    ///
+    /// ```swift
+    /// let hits = try await db.search(Note.self, for: "crème brul", limit: 20)
+    /// ```
+    ///
+    /// The same rows as on SQLite for the same text (with the default ``SearchLanguage/simple``);
+    /// scores come from `ts_rank` with the declared weights (see ``SearchableModel``).
+    public func search<T: SearchableModel & Sendable>(_ type: T.Type, for text: String, limit: Int? = nil) async throws -> [SearchHit<T>] {
+        try await handle.session.search(for: text, in: Filter<T>(), limit: limit)
+    }
+
+    /// The values a filter matches whose searchable text matches `text`: best first, then in the
+    /// filter's sort order; the filter's page (`limit(_:page:)`), at most `limit` long.
+    ///
+    /// ```swift
+    /// let open = try await db.search(for: "milk", in: Filter(\Note.isArchived, is: .equal(to: false)), limit: 10)
+    /// ```
+    public func search<T: SearchableModel & Sendable>(for text: String, in filter: Filter<T>, limit: Int? = nil) async throws -> [SearchHit<T>] {
+        try await handle.session.search(for: text, in: filter, limit: limit)
+    }
+}
+
+extension Postgres.Database {
+    /// A search's hits, now and after each commit (by any client of the server) that changes the
+    /// model's table.
+    ///
+    /// ```swift
+    /// for try await hits in db.observeSearch(Note.self, for: query, limit: 20) { show(hits) }
+    /// ```
+    public func observeSearch<T: SearchableModel & Sendable>(_ type: T.Type, for text: String, limit: Int? = nil) -> ObservedValues<[SearchHit<T>]> {
+        observeSearch(for: text, in: Filter<T>(), limit: limit)
+    }
+
+    /// A search within a filter's values, now and after each commit that changes them.
+    ///
+    /// ```swift
+    /// for try await hits in db.observeSearch(for: query, in: Filter(\Note.isArchived, is: .equal(to: false))) { show(hits) }
+    /// ```
+    public func observeSearch<T: SearchableModel & Sendable>(for text: String, in filter: Filter<T>, limit: Int? = nil) -> ObservedValues<[SearchHit<T>]> {
+        liveQuery(T.self, when: { _ in true }) { database in try await database.search(for: text, in: filter, limit: limit) }
+    }
+}
+
+extension Postgres.Session {
+    /// The search: the words bound as one `text[]`, made a `tsquery` on the server by the same
+    /// function that made the index's words (each word quoted, so none is an operator; the last
+    /// a prefix), matched against the generated column and ranked with the declared weights.
+    func search<T: SearchableModel>(for text: String, in filter: Filter<T>, limit: Int?) async throws -> [SearchHit<T>] {
+        let plan = try SearchPlan.of(T.self)
+        let query = SearchText(text)
+        let table = try await table(for: T.self)
+        var binds = PostgresBindings()
+        binds.append(query.words)
+        var dialect = PostgresDialect(table: table, binds: binds)
+        let (condition, order) = try filter.searchClauses(
+            in: &dialect, best: "codable_score DESC", id: "\(table.quotedTable).\(table.id.quoted)", limit: limit)
+        guard !query.isEmpty else { return [] }
+        let language = SQLName.literal(plan.language.name) + "::regconfig"
+        let words = """
+            (SELECT string_agg('''' || codable_search_text(w) || '''' || CASE WHEN o = cardinality($1::text[]) THEN ':*' ELSE '' END, \
+            ' & ' ORDER BY o) FROM unnest($1::text[]) WITH ORDINALITY AS u(w, o))
+            """
+        let vector = "\(table.quotedTable).\(SQLName.quoted(Postgres.Database.searchColumn))"
+        let sql = "SELECT \(table.rowJSON)::text, ts_rank('\(plan.postgresWeights)'::float4[], \(vector), codable_query.q)::float8 AS codable_score "
+            + "FROM \(table.quotedTable), (SELECT to_tsquery(\(language), coalesce(\(words), '')) AS q) AS codable_query "
+            + "WHERE \(vector) @@ codable_query.q" + (condition.map { " AND (\($0))" } ?? "") + order
+        return try await rows(sql, dialect.binds).map { row in
+            let (json, score) = try row.decode((String, Double).self)
+            let value = try Array(json.utf8).withUnsafeBytes { buffer in
+                try JSONForm.decode(T.self, from: buffer, source: sql, label: table.schema.table)
+            }
+            return SearchHit(value: value, score: score, query: query, plan: plan)
+        }
+    }
+}
+#endif
