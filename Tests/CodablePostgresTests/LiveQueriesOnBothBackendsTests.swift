@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import Testing
 import CodableSQLite
@@ -120,6 +121,61 @@ struct LiveQueriesOnBothBackendsTests {
         try await db.delete(Counter.self, id: second.id)
         try await batches.wait { $0.count == 2 }
         #expect(batches.values.last == ChangeBatch(inserted: [], updated: [], deleted: [second.id], isComplete: true))
+    }
+
+    @Test("a callback token delivers on its queue until cancelled, on both engines", arguments: await Backend.available)
+    func callbackToken(_ backend: Backend) async throws {
+        let db = try await backend.open()
+        try await db.save(Chore(id: UUID(), title: "Dishes"))
+        let queue = DispatchQueue(label: "test.token")
+        let (deliveries, delivered) = AsyncStream.makeStream(of: [String].self)
+        let token = db.observe(Self.open, queue: queue) { chores in
+            dispatchPrecondition(condition: .onQueue(queue))
+            delivered.yield(chores.map(\.title))
+        }
+        var next = deliveries.makeAsyncIterator()
+        #expect(await next.next() == ["Dishes"])
+        try await db.save(Chore(id: UUID(), title: "Bins"))
+        #expect(await next.next() == ["Bins", "Dishes"])
+        let (counts, counted) = AsyncStream.makeStream(of: Int.self)
+        let counting = db.observe(count: Filter<Chore>()).sink(queue: queue) { counted.yield($0) }
+        var nextCount = counts.makeAsyncIterator()
+        #expect(await nextCount.next() == 2)
+        token.cancel()
+        try await db.save(Chore(id: UUID(), title: "After"))
+        #expect(await nextCount.next() == 3, "the other token still delivers")
+        // The cancelled token delivered nothing more: the queue ran the count's callback after
+        // any it could still have had.
+        queue.sync {}
+        delivered.finish()
+        var rest: [[String]] = []
+        while let more = await next.next() { rest.append(more) }
+        #expect(rest.isEmpty, "\(rest)")
+        counting.cancel()
+    }
+
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, macCatalyst 17, *)
+    @MainActor
+    @Test("an @Observable live value follows the database, on both engines", arguments: await Backend.available)
+    func liveValue(_ backend: Backend) async throws {
+        let db = try await backend.open()
+        try await db.save(Chore(id: UUID(), title: "Dishes"))
+        let live = db.live(Self.open)
+        let count = db.live(count: Filter<Chore>())
+        func until(_ condition: () -> Bool) async throws {
+            let deadline = ContinuousClock.now + .seconds(TestWait.scaled(TestWait.seconds))
+            while !condition() {
+                guard ContinuousClock.now < deadline else { Issue.record("not in time"); return }
+                try await Task.sleep(for: .milliseconds(5))
+            }
+        }
+        try await until { live.isLoaded && count.isLoaded }
+        #expect(live.value.map(\.title) == ["Dishes"])
+        #expect(count.value == 1)
+        try await db.save(Chore(id: UUID(), title: "Bins"))
+        try await until { live.value.count == 2 && count.value == 2 }
+        #expect(live.value.map(\.title) == ["Bins", "Dishes"])
+        #expect(live.error == nil)
     }
 
     @Test("leaving the loop stops the observation", arguments: await Backend.available)

@@ -473,6 +473,40 @@ struct ModelsOnBothBackendsTests {
         #expect(try await db.count(Version2.Pet.self) == 2)
     }
 
+    enum Version4 {
+        struct Pet: UUIDModel, Sendable {
+            let id: UUID; var name: Int
+            static var tableName: String { "Pet" }
+        }
+        struct Aged: UUIDModel, Sendable {
+            let id: UUID; var name: String; var age: Int
+            static var tableName: String { "Pet" }
+        }
+    }
+
+    /// The schema-change rules are one decision (`SchemaChange` in CodableModels): the same
+    /// refusals, with the same messages, on both engines.
+    @Test("schema changes: a changed type and a property made required over empty rows are refused alike; nothing is lost", arguments: await Backend.available)
+    func schemaChangeRefusals(_ backend: Backend) async throws {
+        let db = try await backend.open()
+        let rex = Version2.Pet(id: UUID(), name: "Rex", age: nil)
+        try await db.save([rex, Version2.Pet(id: UUID(), name: "Tom", age: 3)])
+        func refusal(_ body: () async throws -> Void) async -> ModelError? {
+            do { try await body(); return nil } catch let error as ModelError { return error } catch { return nil }
+        }
+        let retyped = await refusal { try await db.save(Version4.Pet(id: UUID(), name: 1)) }
+        #expect(retyped?.code == .schemaMismatch)
+        #expect(retyped?.message.contains("property `name` is now Int") == true, "\(String(describing: retyped))")
+        let required = await refusal { try await db.save(Version4.Aged(id: UUID(), name: "Bo", age: 1)) }
+        #expect(required?.code == .schemaMismatch)
+        #expect(required?.message.contains("`age` is no longer optional, but 1 row(s)") == true, "\(String(describing: required))")
+        #expect(try await db.count(Version2.Pet.self) == 2, "nothing lost")
+        // Once every row has a value, the property can be required.
+        try await db.delete(rex)
+        try await db.save(Version4.Aged(id: UUID(), name: "Bo", age: 1))
+        #expect(try await db.get(Version4.Aged.self).map(\.age).sorted() == [1, 3])
+    }
+
     enum Strict {
         struct Member: Model, Equatable, Sendable {
             var id: String; var nickname: String

@@ -37,6 +37,51 @@ struct PostgresDatabaseTests {
         #expect(year == [2023])
     }
 
+    @Test("rows of SQL of your own, in SQLite's shape: typed arguments, every common type, a clear error for the others")
+    func rawRows() async throws {
+        let db = try await TestServer.shared.freshDatabase()
+        try await db.execute("""
+            CREATE TABLE raw (i int4, b bigint, r double precision, f real, n numeric, t text, v varchar(5), ok boolean, \
+            bytes bytea, u uuid, j jsonb, at timestamptz, day date, nothing text, spot point)
+            """)
+        try await db.execute("""
+            INSERT INTO raw VALUES (7, 9007199254740993, 2.5, 0.5, 12345678901234567890.123, 'text', 'short', true, \
+            '\\x00ff', '6ba7b810-9dad-11d1-80b4-00c04fd430c8', '{"a": [1, 2]}', '2026-11-27 09:30:00.25+00', '2026-11-27', NULL, '(1,2)')
+            """)
+        let rows = try await db.read("""
+            SELECT i, b, r, f, n, t, v, ok, bytes, u, j, at, day, nothing FROM raw WHERE i = $1 AND t = $2 AND bytes = $3 AND r > $4 AND nothing IS NOT DISTINCT FROM $5
+            """, arguments: [.integer(7), .text("text"), .data(Data([0, 255])), .double(2.0), .null])
+        #expect(rows.count == 1)
+        let row = try #require(rows.first)
+        #expect(row["i"] == .integer(7))
+        #expect(row["b"] == .integer(9_007_199_254_740_993))
+        #expect(row["r"] == .double(2.5))
+        #expect(row["f"] == .double(0.5))
+        #expect(row["n"] == .text("12345678901234567890.123"))
+        #expect(row["t"] == .text("text"))
+        #expect(row["v"] == .text("short"))
+        #expect(row["ok"] == .integer(1))
+        #expect(row["bytes"] == .data(Data([0, 255])))
+        #expect(row["u"] == .text("6BA7B810-9DAD-11D1-80B4-00C04FD430C8"))
+        #expect(row["j"] == .text(#"{"a": [1, 2]}"#))
+        #expect(row["at"] == .text("2026-11-27T09:30:00.250Z"))
+        #expect(row["day"] == .text("2026-11-27"))
+        #expect(row["nothing"] == .null)
+        #expect(try await db.read("SELECT 1 AS one WHERE false").isEmpty)
+        // A type it does not convert: a clear error naming the column, and the database still usable.
+        await #expect { try await db.read("SELECT spot FROM raw") } throws: { error in
+            (error as? Postgres.Error)?.code == .invalidArgument && "\(error)".contains("spot") && "\(error)".contains("::text")
+        }
+        #expect(try await db.read("SELECT spot::text AS spot FROM raw").first?["spot"] == .text("(1,2)"))
+        // Bad SQL is the server's error; in a transaction, the transaction's rows.
+        await #expect(throws: Postgres.Error.self) { try await db.read("SELECT * FROM nowhere") }
+        let inside = try await db.inTransaction { tx in
+            try await tx.execute("INSERT INTO raw (i) VALUES (8)")
+            return try await tx.read("SELECT count(*) AS n FROM raw")
+        }
+        #expect(inside.first?["n"] == .integer(2))
+    }
+
     @Test("dates round-trip to the microsecond")
     func datePrecision() async throws {
         let db = try await TestServer.shared.freshDatabase()

@@ -162,3 +162,43 @@ package struct Relationship: @unchecked Sendable {  // immutable; key paths, met
         }
     }
 }
+
+/// What deleting values does to their relationships, decided once for both engines: which
+/// relationships the engine must look into (``checked(in:)``), then, from the related values it
+/// found, the refusal or the values to delete after the owners (``decide(for:found:)``). The
+/// engine deletes the owners (foreign keys and link tables nullify and unlink) and then each
+/// cascade's values, by their own rules.
+package enum DeleteRules {
+    /// The relationships whose related values decide the delete: `.deny` and `.cascade`, in
+    /// declaration order (`.nullify` and `.noAction` are the foreign keys' and the link tables' work).
+    package static func checked(in schema: ModelReflection) -> [Relationship] {
+        schema.relationships.filter { $0.rule == .deny || $0.rule == .cascade }
+    }
+
+    /// The related values to delete after the owners, each relationship's once, in the order
+    /// found; or `ModelError.Code.deleteDenied` when a `.deny` relationship still links values.
+    package static func decide<ID: Hashable>(for schema: ModelReflection, found: [(Relationship, [ID])]) throws -> [(Relationship, [ID])] {
+        var cascades: [(Relationship, [ID])] = []
+        var seen: [String: Set<ID>] = [:]
+        for (relationship, related) in found where !related.isEmpty {
+            switch relationship.rule {
+            case .deny:
+                throw ModelError(.deleteDenied, schema.modelType, """
+                    cannot be deleted: its relationship `\(relationship.name)` has the delete rule .deny and still links \
+                    \(Set(related).count) \(relationship.target) value(s). Remove them from `\(relationship.name)` and save, or \
+                    delete them first.
+                    """)
+            case .cascade:
+                let new = related.filter { seen[relationship.name, default: []].insert($0).inserted }
+                if let index = cascades.firstIndex(where: { $0.0.name == relationship.name }) {
+                    cascades[index].1 += new
+                } else {
+                    cascades.append((relationship, new))
+                }
+            case .nullify, .noAction:
+                continue
+            }
+        }
+        return cascades
+    }
+}

@@ -29,11 +29,11 @@ package struct SearchPlan: Sendable {
     package var indexTable: String { table + "_search" }
 
     /// Whether the language stems words on SQLite (FTS5 has a stemmer for English only).
-    package var stemsOnSQLite: Bool { language == .english }
+    package var stemsOnSQLite: Bool { language.name.lowercased() == "english" }
 
     /// Whether a match need only start the same way as a word of the query (stemmed languages,
     /// whose query words are stems): for highlighting.
-    package var matchesWordForms: Bool { language != .simple }
+    package var matchesWordForms: Bool { language.name.lowercased() != "simple" }
 
     /// What the index was built from, stored with it (PostgreSQL: the column's comment), so that
     /// a changed declaration is seen and the index rebuilt.

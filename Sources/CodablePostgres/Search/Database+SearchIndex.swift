@@ -34,7 +34,15 @@ extension Postgres.Database {
             _ = try await session.rows("ALTER TABLE \(table.quotedTable) ADD COLUMN \(column) tsvector GENERATED ALWAYS AS (\(vector)) STORED")
             _ = try await session.rows("COMMENT ON COLUMN \(table.quotedTable).\(column) IS \(SQLName.literal(plan.signature))")
         }
-        _ = try await session.rows("CREATE INDEX IF NOT EXISTS \(index) ON \(table.quotedTable) USING GIN (\(column))")
+        // Only when missing: CREATE INDEX IF NOT EXISTS locks the table even when the index exists.
+        var name = PostgresBindings()
+        name.append(SQLName.fitted(plan.table + "(search)", toBytes: 63))
+        let hasIndex = try await session.rows("""
+            SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = current_schema() AND c.relname = $1
+            """, name)
+        if hasIndex.isEmpty {
+            _ = try await session.rows("CREATE INDEX \(index) ON \(table.quotedTable) USING GIN (\(column))")
+        }
     }
 
     /// Drops the search column of a model that is no longer searchable (its writes stop paying for

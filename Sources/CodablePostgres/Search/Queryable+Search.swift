@@ -54,7 +54,12 @@ extension Postgres.Session {
     func search<T: SearchableModel>(for text: String, in filter: Filter<T>, limit: Int?) async throws -> [SearchHit<T>] {
         let plan = try SearchPlan.of(T.self)
         let query = SearchText(text)
-        let table = try await table(for: T.self)
+        var table = try await table(for: T.self)
+        if database.searchSignatures.withLock({ $0[plan.table] }) != plan.signature {
+            // Another declaration of the same table was prepared since: this one's column again.
+            database.tables.withLock { $0[ObjectIdentifier(T.self)] = nil }
+            table = try await self.table(for: T.self)
+        }
         var binds = PostgresBindings()
         binds.append(query.words)
         var dialect = PostgresDialect(table: table, binds: binds)
@@ -67,9 +72,9 @@ extension Postgres.Session {
             ' & ' ORDER BY o) FROM unnest($1::text[]) WITH ORDINALITY AS u(w, o))
             """
         let vector = "\(table.quotedTable).\(SQLName.quoted(Postgres.Database.searchColumn))"
-        let sql = "SELECT \(table.rowJSON)::text, ts_rank('\(plan.postgresWeights)'::float4[], \(vector), codable_query.q)::float8 AS codable_score "
-            + "FROM \(table.quotedTable), (SELECT to_tsquery(\(language), coalesce(\(words), '')) AS q) AS codable_query "
-            + "WHERE \(vector) @@ codable_query.q" + (condition.map { " AND (\($0))" } ?? "") + order
+        let sql = "SELECT \(table.rowJSON)::text, ts_rank('\(plan.postgresWeights)'::float4[], \(vector), codable_query.codable_tsquery)::float8 AS codable_score "
+            + "FROM \(table.quotedTable), (SELECT to_tsquery(\(language), coalesce(\(words), '')) AS codable_tsquery) AS codable_query "
+            + "WHERE \(vector) @@ codable_query.codable_tsquery" + (condition.map { " AND (\($0))" } ?? "") + order
         return try await rows(sql, dialect.binds).map { row in
             let (json, score) = try row.decode((String, Double).self)
             let value = try Array(json.utf8).withUnsafeBytes { buffer in

@@ -205,10 +205,10 @@ extension SQLite.Database {
         guard !ids.isEmpty else { return 0 }
         let name = SQLName.quoted(table.schema.table)
         let relationships = table.schema.relationships
-        var cascades: [(Relationship, [SQLite.Value])] = []
+        var found: [(Relationship, [SQLite.Value])] = []
         for chunk in ids.chunked(500) {
             let list = Self.placeholders(chunk.count)
-            for relationship in relationships where relationship.rule == .deny || relationship.rule == .cascade {
+            for relationship in DeleteRules.checked(in: table.schema) {
                 let sql: String
                 if relationship.isToMany {
                     guard table.linkTables.contains(relationship.linkTable) else { continue }
@@ -218,20 +218,13 @@ extension SQLite.Database {
                     let column = SQLName.quoted(relationship.name)
                     sql = "SELECT \(column) FROM \(name) WHERE \(ModelReflection.quotedID) IN \(list) AND \(column) IS NOT NULL"
                 }
-                let related = try connection.withStatement(sql) { statement in
+                found.append((relationship, try connection.withStatement(sql) { statement in
                     try statement.bind(Array(chunk))
                     return try statement.firstColumnValues()
-                }
-                if relationship.rule == .deny, !related.isEmpty {
-                    throw ModelError(.deleteDenied, T.self, """
-                        cannot be deleted: its relationship `\(relationship.name)` has the delete rule .deny and still links \
-                        \(related.count) \(relationship.target) value(s). Remove them from `\(relationship.name)` and save, or \
-                        delete them first.
-                        """)
-                }
-                if relationship.rule == .cascade { cascades.append((relationship, related)) }
+                }))
             }
         }
+        let cascades = try DeleteRules.decide(for: table.schema, found: found)
         var deleted = 0
         for chunk in ids.chunked(500) {
             let list = Self.placeholders(chunk.count)
@@ -251,8 +244,7 @@ extension SQLite.Database {
         for (relationship, related) in cascades {
             func cascade<Target: Model>(_ target: Target.Type) throws {
                 guard let targetTable = try tableForReading(Target.self) else { return }
-                var seen = Set<SQLite.Value>()
-                _ = try deleteGraph(Target.self, table: targetTable, ids: related.filter { seen.insert($0).inserted }, on: connection)
+                _ = try deleteGraph(Target.self, table: targetTable, ids: related, on: connection)
             }
             try cascade(relationship.target)
         }

@@ -106,71 +106,36 @@ extension SQLite.Database {
         }
     }
 
-    /// Adds the columns of new properties, and reports changes that cannot be made safely.
+    /// Brings the table in line with the model, as `SchemaChange` decides (the rules both engines
+    /// share): the catalog described, the rows asked about only when a rule needs them.
     private func evolve(
         _ schema: ModelReflection, columns: [ModelReflection.Property], existing: [String: SQLite.Column], on connection: RawConnection
     ) throws {
         let table = SQLName.quoted(schema.table)
-        let model = schema.modelType
-        guard let idColumn = existing[schema.id.name], idColumn.primaryKeyPosition > 0 else {
-            throw ModelError(.schemaMismatch, model, """
-                table \(table) exists but its primary key is not the column "\(schema.id.name)", so values cannot be \
-                saved by id. Rename the table with a migration, or set `static var tableName` to another name.
-                """)
+        let properties = Dictionary(columns.map { ($0.name, $0) }) { first, _ in first }
+        let described = existing.mapValues { column in
+            SchemaChange.Column(
+                name: column.name, type: column.type, accepts: properties[column.name].map { column.accepts($0.storage) } ?? true,
+                isNotNull: column.isNotNull, hasDefault: column.defaultValue != nil, isPrimaryKey: column.primaryKeyPosition > 0)
         }
-        var madeOptional: [ModelReflection.Property] = []
-        var hasRows: Bool?
-        func tableHasRows() throws -> Bool {
-            if let hasRows { return hasRows }
-            let rows = try connection.execute("SELECT EXISTS (SELECT 1 FROM \(table)) AS hasRows")
-            let result = rows.first?["hasRows"]?.boolValue ?? false
-            hasRows = result
-            return result
+        let questions = SchemaChange.questions(for: schema, columns: columns, existing: described)
+        var answers = SchemaChange.Answers()
+        if questions.hasRows {
+            answers.hasRows = try connection.execute("SELECT EXISTS (SELECT 1 FROM \(table)) AS hasRows").first?["hasRows"]?.boolValue ?? false
         }
-        for property in columns where property.name != schema.id.name {
-            let name = SQLName.quoted(property.name)
-            guard let column = existing[property.name] else {
-                if !property.isOptional, try tableHasRows() {
-                    throw ModelError(.schemaMismatch, model, """
-                        has the new non-optional property `\(property.name)`, but table \(table) already has rows, which \
-                        have no value for it. Make it optional (\(property.name): \(property.type)?), or add a migration \
-                        that adds the column with a value for existing rows: ALTER TABLE \(table) ADD COLUMN \(name) \
-                        \(property.storage.rawValue) NOT NULL DEFAULT <value>
-                        """)
-                }
+        for name in questions.nullsIn {
+            let column = SQLName.quoted(name)
+            answers.nulls[name] = try connection.execute("SELECT count(*) AS nulls FROM \(table) WHERE \(column) IS NULL").first?["nulls"]?.intValue ?? 0
+        }
+        let steps = try SchemaChange.steps(for: schema, columns: columns, existing: described, answers: answers) { $0.storage.rawValue }
+        for step in steps {
+            switch step {
+            case .addColumn(let property):
                 try connection.execute("ALTER TABLE \(table) ADD COLUMN \(ModelTable.columnDefinition(property))")
-                continue
+            case .dropNotNull(let properties):
+                // As PostgreSQL drops it: the table's definition edited in place (see `relaxNotNull`).
+                try relaxNotNull(properties, of: schema, on: connection)
             }
-            if !column.accepts(property.storage) {
-                throw ModelError(.schemaMismatch, model, """
-                    property `\(property.name)` is now \(property.type), stored as \(property.storage.rawValue), but column \
-                    \(name) of table \(table) is declared \(column.type.isEmpty ? "without a type" : column.type); \
-                    its existing values would not decode. Convert the column with a migration (SQLite.Migrator).
-                    """)
-            }
-            if property.isOptional && column.isNotNull {
-                // Made optional: the table is rebuilt without NOT NULL, as PostgreSQL drops it.
-                madeOptional.append(property)
-            }
-            if !property.isOptional && !column.isNotNull {
-                let nulls = try connection.execute("SELECT count(*) AS nulls FROM \(table) WHERE \(name) IS NULL")
-                if let count = nulls.first?["nulls"]?.intValue, count > 0 {
-                    throw ModelError(.schemaMismatch, model, """
-                        property `\(property.name)` is no longer optional, but \(count) row(s) of table \(table) have no \
-                        value for it. Give them one with a migration (UPDATE \(table) SET \(name) = … WHERE \(name) IS NULL), \
-                        or keep the property optional.
-                        """)
-                }
-            }
-        }
-        if !madeOptional.isEmpty { try relaxNotNull(madeOptional, of: schema, on: connection) }
-        let stored = Set(columns.map(\.name))
-        for column in existing.values where !stored.contains(column.name) && column.isNotNull && column.defaultValue == nil && column.primaryKeyPosition == 0 {
-            throw ModelError(.schemaMismatch, model, """
-                no longer stores `\(column.name)`, but column "\(column.name)" of table \(table) is NOT NULL without a \
-                default, so new rows cannot be saved. Drop it (ALTER TABLE \(table) DROP COLUMN "\(column.name)") or give \
-                it a default in a migration (SQLite.Migrator).
-                """)
         }
     }
 }

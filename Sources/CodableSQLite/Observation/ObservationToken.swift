@@ -2,39 +2,8 @@ import Dispatch
 import Foundation
 
 extension SQLite {
-    /// Keeps a callback observation running: ``cancel()`` stops it, and so does releasing the token.
-    ///
-    /// ```swift
-    /// let token = try db.observe("SELECT * FROM tasks", arguments: [:], queue: .main) { (rows: [SQLiteRow]) in
-    ///     print(rows.count, "tasks")
-    /// }
-    /// token.cancel()
-    /// ```
-    ///
-    /// Sendable: cancelling from any thread is safe.
-    public final class ObservationToken: Sendable {
-        private let isCancelled = Locked(false)
-        private let task = Locked<Task<Void, Never>?>(nil)
-
-        /// A token whose observation is the task `start` makes; `start` is given a check that
-        /// says whether the token was cancelled meanwhile, to ask before each callback.
-        init(start: (@escaping @Sendable () -> Bool) -> Task<Void, Never>) {
-            let isCancelled = self.isCancelled
-            let task = start { isCancelled.withLock { $0 } }
-            self.task.withLock { $0 = task }
-        }
-
-        /// Stops the observation; the callback is not called again, even for a value already
-        /// on its way to the queue.
-        public func cancel() {
-            isCancelled.withLock { $0 = true }
-            task.withLock { $0?.cancel() }
-        }
-
-        deinit {
-            cancel()
-        }
-    }
+    /// Keeps a callback observation running: see `ObservationToken` (CodableModels).
+    public typealias ObservationToken = CodableModels.ObservationToken
 }
 
 extension SQLite.Database {
@@ -62,7 +31,7 @@ extension SQLite.Database {
         _ onChange: @escaping @Sendable ([SQLiteRow]) -> Void
     ) throws -> SQLite.ObservationToken {
         _ = try readRegion(of: sql)   // fails now for SQL that cannot run
-        return token(for: observe(rowsOf: sql, arguments: arguments), queue: queue, onError: onError, onChange)
+        return observe(rowsOf: sql, arguments: arguments).sink(queue: queue, onError: onError, onChange)
     }
 
     /// Calls `onChange` on `queue` with the rows of `sql` decoded as `T`, now and after each
@@ -79,23 +48,6 @@ extension SQLite.Database {
         _ onChange: @escaping @Sendable ([T]) -> Void
     ) throws -> SQLite.ObservationToken {
         _ = try readRegion(of: sql)
-        return token(for: observe([T].self, using: sql, arguments: arguments), queue: queue, onError: onError, onChange)
-    }
-
-    private func token<Value: Sendable>(
-        for observation: SQLite.ObservedValues<Value>, queue: DispatchQueue,
-        onError: (@Sendable (any Error) -> Void)?, _ onChange: @escaping @Sendable (Value) -> Void
-    ) -> SQLite.ObservationToken {
-        SQLite.ObservationToken { isCancelled in
-            Task {
-                do {
-                    for try await value in observation {
-                        queue.async { if !isCancelled() { onChange(value) } }
-                    }
-                } catch {
-                    if let onError { queue.async { if !isCancelled() { onError(error) } } }
-                }
-            }
-        }
+        return observe([T].self, using: sql, arguments: arguments).sink(queue: queue, onError: onError, onChange)
     }
 }

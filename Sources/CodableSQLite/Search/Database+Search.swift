@@ -40,18 +40,36 @@ extension SQLite.Database {
         let columns = table.columns.map { "\(quotedTable).\(SQLName.quoted($0.name))" }.joined(separator: ", ")
         let sql = "SELECT \(columns), -codable_hits.codable_rank AS codable_score" + from
         let arguments = [SQLite.Value.text(query.fts5Query)] + dialect.arguments
-        let rows: [ScoredRow<T>] = try explainingMissingColumns(T.self, table: table) {
-            try withReader { connection in
-                guard table.schema.relationships.isEmpty else {
-                    let ids = "SELECT \(quotedTable).\(ModelReflection.quotedID)" + from
-                    return try connection.inReadTransaction {
-                        try loadGraph(T.self, rows: ScoredRow<T>.self, table: table, sql: sql, arguments: arguments, ids: ids, on: connection)
+        func read() throws -> [ScoredRow<T>] {
+            try explainingMissingColumns(T.self, table: table) {
+                try withReader { connection in
+                    guard table.schema.relationships.isEmpty else {
+                        let ids = "SELECT \(quotedTable).\(ModelReflection.quotedID)" + from
+                        return try connection.inReadTransaction {
+                            try loadGraph(T.self, rows: ScoredRow<T>.self, table: table, sql: sql, arguments: arguments, ids: ids, on: connection)
+                        }
+                    }
+                    return try connection.withStatement(sql) { statement in
+                        try statement.bind(arguments)
+                        return try statement.decodeRows(ScoredRow<T>.self, options: DecodingOptions(), indexesRows: false)
                     }
                 }
-                return try connection.withStatement(sql) { statement in
-                    try statement.bind(arguments)
-                    return try statement.decodeRows(ScoredRow<T>.self, options: DecodingOptions(), indexesRows: false)
-                }
+            }
+        }
+        let rows: [ScoredRow<T>]
+        do {
+            rows = try read()
+        } catch let error as SQLite.Error where error.message.contains("no such table") {
+            // Another process dropped the index (an app version without the declaration): made again.
+            searchIndexes.forget(table: plan.table)
+            _ = try ensureSearchIndex(T.self)
+            do {
+                rows = try read()
+            } catch let retry as SQLite.Error where retry.message.contains("no such table") {
+                throw ModelError(.unexpectedResult, T.self, """
+                    the full-text index of table \(quotedTable) was just made, after this read's snapshot began (a search \
+                    inside db.read { }), which cannot see it. Search once outside the read first. (\(retry.message))
+                    """)
             }
         }
         return rows.map { SearchHit(value: $0.value, score: $0.score, query: query, plan: plan) }

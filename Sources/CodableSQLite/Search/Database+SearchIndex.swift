@@ -1,12 +1,19 @@
 import Foundation
 
-/// A searchable model's FTS5 index on SQLite: an external-content table over the model's table
-/// (the text is not stored twice), keyed on the row's rowid, kept in step by three triggers.
+/// A searchable model's FTS5 index on SQLite: an FTS5 table keyed on the row's rowid, holding its
+/// own copy of the searched text, kept in step by three triggers on the model's table.
+///
+/// Its own copy, not an external-content table over the model's table: FTS5 removes a row's
+/// words by its text, and an external-content index only has the table's current text, which an
+/// `INSERT OR REPLACE` (whose delete fires no trigger unless `recursive_triggers` is on, in any
+/// process writing the file) replaces without telling it, leaving words behind for good. Here
+/// every insert first removes whatever the index holds for its rowid, so no writer can leave it
+/// wrong; the cost is the text stored twice.
 ///
 /// The statements are derived from the ``SearchPlan`` alone, and SQLite keeps their text, so
 /// comparing them with the schema's tells whether the index is current: when the declaration
 /// changed (another property, another language), the index and its triggers are made again and
-/// rebuilt from the table's rows, which also indexes rows saved before the declaration.
+/// filled from the table's rows, which also indexes rows saved before the declaration.
 struct SearchIndex {
     let plan: SearchPlan
 
@@ -20,18 +27,23 @@ struct SearchIndex {
     var createTable: String {
         let tokenizer = (plan.stemsOnSQLite ? "porter " : "") + "unicode61 remove_diacritics 2"
         return "CREATE VIRTUAL TABLE \(quotedIndex) USING fts5(\(columns.joined(separator: ", ")), "
-            + "content=\(SQLName.literal(plan.table)), tokenize=\(SQLName.literal(tokenizer)), prefix='2 3 4')"
+            + "tokenize=\(SQLName.literal(tokenizer)), prefix='2 3 4')"
     }
 
-    /// The triggers' names and statements: an insert indexes the new row, a delete removes the
-    /// old row's words (FTS5 needs the old text to find them), an update that changes the text or
-    /// the rowid does both.
+    /// Fills the index from the table's rows.
+    var fill: String {
+        let names = columns.joined(separator: ", ")
+        return "INSERT INTO \(quotedIndex) (rowid, \(names)) SELECT rowid, \(names) FROM \(quotedTable)"
+    }
+
+    /// The triggers' names and statements: an insert indexes the new row (after removing what the
+    /// index held for its rowid), a delete removes the old row's, an update that changes the text
+    /// or the rowid does both.
     var triggers: [(name: String, sql: String)] {
         let names = columns.joined(separator: ", ")
         let new = columns.map { "new." + $0 }.joined(separator: ", ")
-        let old = columns.map { "old." + $0 }.joined(separator: ", ")
-        let insert = "INSERT INTO \(quotedIndex) (rowid, \(names)) VALUES (new.rowid, \(new));"
-        let remove = "INSERT INTO \(quotedIndex) (\(quotedIndex), rowid, \(names)) VALUES ('delete', old.rowid, \(old));"
+        let insert = "DELETE FROM \(quotedIndex) WHERE rowid = new.rowid; INSERT INTO \(quotedIndex) (rowid, \(names)) VALUES (new.rowid, \(new));"
+        let remove = "DELETE FROM \(quotedIndex) WHERE rowid = old.rowid;"
         let changed = (["rowid"] + columns).map { "old.\($0) IS NOT new.\($0)" }.joined(separator: " OR ")
         let name = { (event: String) in plan.indexTable + " " + event }
         return [
@@ -57,7 +69,7 @@ struct SearchIndex {
     func prepare(on connection: RawConnection, columns existing: [String: SQLite.Column]) throws {
         if try isCurrent(on: connection) { return }
         try connection.inTransaction {
-            // A searchable optional property that no saved value had yet has no column: the index reads it.
+            // A searchable optional property that no saved value had yet has no column: the triggers read it.
             for field in plan.fields where existing[field.name] == nil {
                 try connection.execute("ALTER TABLE \(quotedTable) ADD COLUMN \(SQLName.quoted(field.name)) TEXT")
             }
@@ -71,7 +83,7 @@ struct SearchIndex {
                     """)
             }
             for (_, sql) in triggers { try connection.execute(sql) }
-            try connection.execute("INSERT INTO \(quotedIndex) (\(quotedIndex)) VALUES ('rebuild')")
+            try connection.execute(fill)
         }
     }
 }
@@ -84,10 +96,15 @@ extension SearchIndex {
     }
 }
 
-/// The search indexes (table and declaration) this database object has found current since it
-/// opened, outside any transaction (which could still roll the index back).
+/// The declaration each searchable table's index was last found current for by this database
+/// object, outside any transaction (which could still roll the index back): searches of that
+/// declaration skip the check. One entry per table, so another declaration checks again.
 final class SearchIndexes: Sendable {
-    let checked = Locked<Set<String>>([])
+    private let current = Locked<[String: String]>([:])
+
+    func isCurrent(_ plan: SearchPlan) -> Bool { current.withLock { $0[plan.table] == plan.signature } }
+    func found(_ plan: SearchPlan) { current.withLock { $0[plan.table] = plan.signature } }
+    func forget(table: String) { current.withLock { $0[table] = nil } }
 }
 
 extension SQLite.Database {
@@ -106,10 +123,11 @@ extension SQLite.Database {
             }
             if found > 0 {
                 try index.remove(on: connection)
-                searchIndexes.checked.withLock { $0 = $0.filter { !$0.hasPrefix(schema.table + "_search\n") } }
+                searchIndexes.forget(table: schema.table)
             }
             return
         }
+        searchIndexes.forget(table: plan.table)
         try SearchIndex(plan: plan).prepare(on: connection, columns: try connection.columnsByName(in: schema.table))
     }
 
@@ -117,8 +135,7 @@ extension SQLite.Database {
     /// on a reader, made on the writer only when it is not.
     func ensureSearchIndex<T: SearchableModel>(_ type: T.Type) throws -> SearchPlan {
         let plan = try SearchPlan.of(T.self)
-        let key = plan.indexTable + "\n" + plan.signature
-        if searchIndexes.checked.withLock({ $0.contains(key) }) { return plan }
+        if searchIndexes.isCurrent(plan) { return plan }
         let index = SearchIndex(plan: plan)
         if try !withReader({ try index.isCurrent(on: $0) }) {
             _ = try withWriter { connection in
@@ -126,11 +143,11 @@ extension SQLite.Database {
             }
         }
         // Inside a transaction, a rollback could still take the index away.
-        if !hasOpenTransactions { searchIndexes.checked.withLock { _ = $0.insert(key) } }
+        if !hasOpenTransactions { searchIndexes.found(plan) }
         return plan
     }
 
-    /// Rebuilds a searchable model's full-text index from its table's rows.
+    /// Empties a searchable model's full-text index and fills it again from its table's rows.
     ///
     /// ```swift
     /// try await db.rebuildSearchIndex(Note.self)
@@ -142,8 +159,11 @@ extension SQLite.Database {
     public func rebuildSearchIndex<T: SearchableModel & Sendable>(_ type: T.Type) async throws {
         try await performWrite { connection in
             guard try self.tableForReading(T.self) != nil else { return }
-            let plan = try self.ensureSearchIndex(T.self)
-            try connection.execute("INSERT INTO \(SQLName.quoted(plan.indexTable)) (\(SQLName.quoted(plan.indexTable))) VALUES ('rebuild')")
+            let index = SearchIndex(plan: try self.ensureSearchIndex(T.self))
+            try connection.inTransaction {
+                try connection.execute("DELETE FROM \(index.quotedIndex)")
+                try connection.execute(index.fill)
+            }
         }
     }
 }

@@ -27,6 +27,9 @@ extension Postgres {
         private let runner: Task<Void, Never>
         /// The tables prepared in this database, by model type.
         let tables = Locked<[ObjectIdentifier: PostgresTable]>([:])
+        /// The search declaration (its signature) each table's search column was last made or
+        /// found current for by this object: a search of another declaration prepares it again.
+        let searchSignatures = Locked<[String: String]>([:])
         /// Whether ``close()`` was called.
         let isClosed = Locked(false)
         /// Whether the key-value table exists.

@@ -48,6 +48,8 @@ extension Postgres.Database {
         let wait = Self.schemaLockWait
         do {
             try await prepareWaitingForLocks(table, indexes: indexes)
+            let plan = try SearchPlan.ifSearchable(table.schema.modelType)
+            searchSignatures.withLock { $0[table.schema.table] = plan?.signature }
         } catch let error as Postgres.Error where error.sqlState == "55P03" {
             let model = table.schema.modelType
             throw Postgres.Error(.server, sqlState: "55P03", message: """
@@ -72,16 +74,23 @@ extension Postgres.Database {
                 var binds = PostgresBindings()
                 binds.append(table.schema.table)
                 let existing = try await session.rows("""
-                    SELECT column_name::text, data_type::text, is_nullable::text = 'YES', column_default IS NOT NULL OR is_identity::text = 'YES' \
-                    FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1
+                    SELECT col.column_name::text, col.data_type::text, col.is_nullable::text = 'YES', \
+                    col.column_default IS NOT NULL OR col.is_identity::text = 'YES' OR col.is_generated::text = 'ALWAYS', \
+                    EXISTS (SELECT 1 FROM information_schema.table_constraints c JOIN information_schema.key_column_usage k \
+                    ON k.constraint_schema = c.constraint_schema AND k.constraint_name = c.constraint_name \
+                    WHERE c.constraint_type = 'PRIMARY KEY' AND c.table_schema = col.table_schema AND c.table_name = col.table_name \
+                    AND k.column_name = col.column_name) \
+                    FROM information_schema.columns col WHERE col.table_schema = current_schema() AND col.table_name = $1
                     """, binds)
                 if existing.isEmpty {
                     _ = try await session.rows(table.createTable)
                 } else {
-                    var columns: [String: (type: String, isNullable: Bool, hasDefault: Bool)] = [:]
+                    var columns: [String: SchemaChange.Column] = [:]
                     for row in existing {
-                        let (name, type, isNullable, hasDefault) = try row.decode((String, String, Bool, Bool).self)
-                        columns[name] = (type, isNullable, hasDefault)
+                        let (name, type, isNullable, hasDefault, isPrimaryKey) = try row.decode((String, String, Bool, Bool, Bool).self)
+                        columns[name] = SchemaChange.Column(
+                            name: name, type: type, accepts: table.column(named: name).map { $0.kind.sqlType == type } ?? true,
+                            isNotNull: !isNullable, hasDefault: hasDefault, isPrimaryKey: isPrimaryKey)
                     }
                     try await evolve(table, existing: columns, session: session)
                     if columns[Self.searchColumn] != nil, try SearchPlan.ifSearchable(table.schema.modelType) == nil {
@@ -121,46 +130,33 @@ extension Postgres.Database {
         return nil
     }
 
-    /// The same rules as on SQLite: new optional properties become columns; a new non-optional
-    /// property needs an empty table; a changed type, or a column the model no longer writes that
-    /// cannot be left out, needs a migration. A property made optional drops `NOT NULL`.
-    private func evolve(
-        _ table: PostgresTable, existing: [String: (type: String, isNullable: Bool, hasDefault: Bool)], session: Postgres.Session
-    ) async throws {
-        let model = table.schema.modelType
-        func mismatch(_ message: String) -> ModelError {
-            ModelError(.schemaMismatch, model, "the table \(table.schema.table) \(message); migrate it (see Migrator) or use a new table")
+    /// Brings the table in line with the model, as `SchemaChange` decides (the rules both engines
+    /// share): the rows asked about only when a rule needs them.
+    private func evolve(_ table: PostgresTable, existing: [String: SchemaChange.Column], session: Postgres.Session) async throws {
+        let schema = table.schema
+        let properties = schema.properties.filter { table.column(named: $0.name) != nil }
+        let questions = SchemaChange.questions(for: schema, columns: properties, existing: existing)
+        var answers = SchemaChange.Answers()
+        if questions.hasRows {
+            answers.hasRows = try await session.integers("SELECT count(*) FROM (SELECT 1 FROM \(table.quotedTable) LIMIT 1) AS x").first == 1
         }
-        var isEmpty: Bool?
-        func tableIsEmpty() async throws -> Bool {
-            if let isEmpty { return isEmpty }
-            let found = try await session.integers("SELECT count(*) FROM (SELECT 1 FROM \(table.quotedTable) LIMIT 1) AS x")
-            isEmpty = found.first == 0
-            return found.first == 0
+        for name in questions.nullsIn {
+            answers.nulls[name] = Int(try await session.integers(
+                "SELECT count(*) FROM \(table.quotedTable) WHERE \(SQLName.quoted(name)) IS NULL").first ?? 0)
         }
-        for column in table.columns {
-            guard let current = existing[column.name] else {
-                if !column.isOptional, try await !tableIsEmpty() {
-                    throw mismatch("has rows, and the new non-optional property \(column.name) has no value for them; make it optional")
-                }
+        let steps = try SchemaChange.steps(for: schema, columns: properties, existing: existing, answers: answers) { property in
+            table.column(named: property.name)?.kind.sqlType ?? "jsonb"
+        }
+        for step in steps {
+            switch step {
+            case .addColumn(let property):
+                guard let column = table.column(named: property.name) else { continue }
                 _ = try await session.rows("ALTER TABLE \(table.quotedTable) ADD COLUMN \(table.definition(of: column))")
-                continue
-            }
-            guard current.type == column.kind.sqlType else {
-                throw mismatch("stores \(column.name) as \(current.type), but the property is now stored as \(column.kind.sqlType)")
-            }
-            if column.isOptional, !current.isNullable, column.name != table.id.name {
-                _ = try await session.rows("ALTER TABLE \(table.quotedTable) ALTER COLUMN \(column.quoted) DROP NOT NULL")
-            } else if !column.isOptional, current.isNullable {
-                let nulls = try await session.integers("SELECT count(*) FROM (SELECT 1 FROM \(table.quotedTable) WHERE \(column.quoted) IS NULL LIMIT 1) AS x")
-                if nulls.first != 0 {
-                    throw mismatch("has rows without \(column.name), which the model now requires; make it optional again or fill it in")
+            case .dropNotNull(let properties):
+                for property in properties {
+                    _ = try await session.rows("ALTER TABLE \(table.quotedTable) ALTER COLUMN \(SQLName.quoted(property.name)) DROP NOT NULL")
                 }
             }
-        }
-        let written = Set(table.columns.map(\.name))
-        for (name, current) in existing where !written.contains(name) && !current.isNullable && !current.hasDefault {
-            throw mismatch("requires a value for \(name), which the model no longer has; drop the column or give it a default")
         }
     }
 }

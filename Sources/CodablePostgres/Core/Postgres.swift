@@ -1,6 +1,7 @@
 #if Postgres
 @_exported import CodableModels
 import PostgresNIO
+import _ConnectionPoolModule
 
 /// The same `Model` types, `Filter`s and key-value store as on SQLite, on a PostgreSQL server.
 ///
@@ -121,12 +122,10 @@ extension Postgres {
                     return Postgres.Error(.connection, message: "\(failure.code)\(underlying)", sql: sql)
                 }
             }
-            // The pool's own errors (postgres-nio maps most of them to PSQLError above). Its type lives
-            // in an underscored module that is not API, so it is recognised by name, not imported.
-            if String(describing: type(of: error)) == "ConnectionPoolError" {
-                let text = String(describing: error)
-                if text.contains("requestCancelled") { return CancellationError() }
-                if text.contains("poolShutdown") { return Postgres.Error(.closed, message: "the database is closed", sql: sql) }
+            // The pool's own errors (postgres-nio maps most of them to PSQLError above).
+            if let failure = error as? ConnectionPoolError {
+                if failure == .requestCancelled { return CancellationError() }
+                if failure == .poolShutdown { return Postgres.Error(.closed, message: "the database is closed", sql: sql) }
                 return Postgres.Error(.connection, message: "no connection to the server could be made for a while; it is down or unreachable", sql: sql)
             }
             // Errors of the caller's own code (thrown inside a transaction) pass through unchanged.

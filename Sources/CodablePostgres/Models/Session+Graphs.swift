@@ -149,15 +149,15 @@ extension Postgres.Session {
         let idList = "$1::text[]::\(table.id.kind.sqlType)[]"
         var binds = PostgresBindings()
         binds.append(ids)
-        var cascades: [(table: PostgresTable, ids: [String])] = []
-        let ruled = table.schema.relationships.filter { $0.rule == .deny || $0.rule == .cascade }
+        let ruled = DeleteRules.checked(in: table.schema)
         if !ruled.isEmpty {
             // The rows first, locked in id order: a concurrent save can no longer link a value
             // between the rules' checks and the delete.
             _ = try await rows("SELECT 1 FROM \(table.quotedTable) WHERE \(table.id.quoted) = ANY(\(idList)) ORDER BY \(table.id.quoted) FOR UPDATE", binds)
         }
+        var found: [(Relationship, [String])] = []
         for relationship in ruled {
-            guard let target = table.targets[relationship.name] else { continue }
+            guard table.targets[relationship.name] != nil else { continue }
             let sql: String
             if relationship.isToMany {
                 sql = "SELECT DISTINCT \"target\"::text FROM \(SQLName.quoted(relationship.linkTable)) WHERE \"owner\" = ANY(\(idList))"
@@ -165,19 +165,14 @@ extension Postgres.Session {
                 guard let column = table.column(named: relationship.name) else { continue }
                 sql = "SELECT DISTINCT \(column.quoted)::text FROM \(table.quotedTable) WHERE \(table.id.quoted) = ANY(\(idList)) AND \(column.quoted) IS NOT NULL"
             }
-            let related = try await rows(sql, binds).map { try $0.decode(String.self) }
-            if relationship.rule == .deny, !related.isEmpty {
-                throw ModelError(.deleteDenied, table.schema.modelType, """
-                    cannot be deleted: its relationship `\(relationship.name)` has the delete rule .deny and still links \
-                    \(related.count) \(relationship.target) value(s). Remove them from `\(relationship.name)` and save, or \
-                    delete them first.
-                    """)
-            }
-            if relationship.rule == .cascade, !related.isEmpty { cascades.append((target, related)) }
+            found.append((relationship, try await rows(sql, binds).map { try $0.decode(String.self) }))
         }
+        let cascades = try DeleteRules.decide(for: table.schema, found: found)
         // The links go with their owner (ON DELETE CASCADE).
         let deleted = try await countingDeleted(from: table, where: " WHERE \(table.id.quoted) = ANY(\(idList))", binds)
-        for cascade in cascades { _ = try await deleteGraph(table: cascade.table, ids: cascade.ids) }
+        for (relationship, related) in cascades {
+            if let target = table.targets[relationship.name] { _ = try await deleteGraph(table: target, ids: related) }
+        }
         return deleted
     }
 
