@@ -25,7 +25,7 @@ func models(_ db: SQLite.Database, billy: Person) throws {
     let n = try db.count(Person.self)
     try db.delete(billy)
     try db.delete(with: Filter(\Person.name, is: .equal(to: "Bob")))
-    try db.inTransaction { try db.save(billy); try db.delete(billy) }
+    try db.inTransaction { tx in try tx.save(billy); try tx.delete(billy) }
     try db.store(173813.5345, forKey: "myKey")
     let v = try db.value(Double.self, forKey: "myKey")
     try db.removeValue(forKey: "myKey")
@@ -38,7 +38,8 @@ func modelsAsync(_ db: SQLite.Database, billy: Person) async throws {
     let n = try await db.count(Person.self)
     let adults = try await db.get(with: Filter(\Person.age, is: .greater(than: 17)))
     try await db.delete(billy)
-    try await db.inTransaction { try db.save(billy) }
+    try await db.inTransaction { tx in try await tx.save(billy) }
+    try await db.write { _ in try db.save(billy) }
     _ = (everyone, n, adults)
 }
 

@@ -34,7 +34,7 @@ extension LocalOutbox {
         }
         guard !stale.isEmpty else { return }
         let outbox = self, models = stale
-        try await db.inTransaction {
+        try await db.write { _ in
             for model in models {
                 try model.prepareLocal(outbox.db)
                 try outbox.installTriggers(model)

@@ -81,7 +81,7 @@ struct LocalOutbox: Sendable {
     /// version. On the writer's own thread, off the cooperative pool.
     func install(_ models: [SyncedModel]) async throws {
         let db = db
-        try await db.inTransaction {
+        try await db.write { _ in
             for model in models { try model.prepareLocal(db) }
             _ = try db.execute(raw: """
                 CREATE TABLE IF NOT EXISTS codablesync_outbox (

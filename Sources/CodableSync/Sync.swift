@@ -353,4 +353,11 @@ extension SQLite {
         }
     }
 }
+extension SQLite.Sync.Error: EngineError {
+    /// `ModelError.Code.invalidArgument` for ``SQLite/Sync/Error/Code/invalidArgument``, otherwise
+    /// `nil`: one `catch ModelError.Code.invalidArgument` matches an argument refused anywhere.
+    public var modelErrorCode: ModelError.Code? {
+        code == .invalidArgument ? .invalidArgument : nil
+    }
+}
 #endif

@@ -47,7 +47,7 @@ var migrator = SQLite.Migrator()
 for step in 0..<40 {
     migrator.registerMigration("step \(step)") { db in
         try db.execute(raw: "CREATE TABLE step\(step) (n INTEGER)")
-        try db.inTransaction { for n in 0..<200 { try db.write("INSERT INTO step\(step) VALUES (?)", arguments: [.integer(Int64(n))]) } }
+        try db.inTransaction { _ in for n in 0..<200 { try db.write("INSERT INTO step\(step) VALUES (?)", arguments: [.integer(Int64(n))]) } }
     }
 }
 
@@ -63,7 +63,7 @@ while true {
         case 2:
             try db.save(EntryV2(id: nil, number: number, text: "v2", extra: "x"))   // the first time: a new column
         case 3:
-            try db.inTransaction {
+            try db.inTransaction { _ in
                 try db.save(Entry(id: nil, number: number, text: "in a transaction"))
                 try db.store(number, forKey: "last")
             }

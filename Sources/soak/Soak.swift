@@ -89,7 +89,7 @@ enum Soak {
                 while Date() < deadline {
                     do {
                         if n % 3 == 0 {
-                            try db.inTransaction {
+                            try db.inTransaction { _ in
                                 try db.write("INSERT INTO events VALUES (?, ?)", arguments: [.integer(Int64(writer)), .integer(Int64(n))])
                                 try db.save(SoakItem(id: nil, writer: writer, n: n, note: "sync in a transaction"))
                             }

@@ -70,7 +70,8 @@ struct PostgresDatabaseTests {
         #expect(try await db.read("SELECT 1 AS one WHERE false").isEmpty)
         // A type it does not convert: a clear error naming the column, and the database still usable.
         await #expect { try await db.read("SELECT spot FROM raw") } throws: { error in
-            (error as? Postgres.Error)?.code == .invalidArgument && "\(error)".contains("spot") && "\(error)".contains("::text")
+            (error as? Postgres.Error)?.code == .invalidArgument && ModelError.Code(of: error) == .invalidArgument
+                && "\(error)".contains("spot") && "\(error)".contains("::text")
         }
         #expect(try await db.read("SELECT spot::text AS spot FROM raw").first?["spot"] == .text("(1,2)"))
         // Bad SQL is the server's error; in a transaction, the transaction's rows.

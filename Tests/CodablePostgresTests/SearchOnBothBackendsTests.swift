@@ -35,6 +35,29 @@ struct SearchOnBothBackendsTests {
         #expect(try await db.search(Note.self, for: "milk", limit: 0).isEmpty)
     }
 
+    struct Recipe: Model, Sendable {
+        var id: String
+        var name: String
+        static var searchable: [SearchField<Recipe>] { [.field(\.name)] }
+    }
+
+    struct Unsearched: Model, Sendable {
+        var id: String
+        var name: String
+    }
+
+    @Test("any model that lists searchable properties is searchable; one that lists none says how", arguments: await Backend.available)
+    func anyModelWithADeclaration(_ backend: Backend) async throws {
+        let db = try await backend.open()
+        try await db.save([Recipe(id: "a", name: "Apple pie"), Recipe(id: "b", name: "Pear tart")])
+        #expect(try await db.search(Recipe.self, for: "pie").map(\.value.id) == ["a"])
+        try await db.save(Unsearched(id: "x", name: "pie"))
+        await #expect { try await db.search(Unsearched.self, for: "pie") } throws: { error in
+            (error as? ModelError)?.code == .unsupportedModel && "\(error)".contains("static var searchable")
+        }
+        #expect(try await db.get(Unsearched.self).count == 1, "still usable")
+    }
+
     @Test("the last word matches as a prefix, the others whole; every word is required", arguments: await Backend.available)
     func prefix(_ backend: Backend) async throws {
         let db = try await backend.open()

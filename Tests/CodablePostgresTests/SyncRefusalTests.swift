@@ -80,6 +80,7 @@ struct SyncRefusalTests {
         // An edit of another row is refused, naming it; the refusal stays.
         let wrong = await #expect(throws: SQLite.Sync.Error.self) { try await syncA.resolve(try #require(listed.first), .edit(fine)) }
         #expect(wrong?.code == .invalidArgument)
+        #expect(wrong.map { ModelError.Code(of: $0) } == .invalidArgument, "one code to match on every layer")
         #expect(wrong?.message.contains(fine.id.uuidString) == true, "\(String(describing: wrong))")
         #expect(try await syncA.refusedChanges().count == 1)
         // Resolved by an edit the server accepts.

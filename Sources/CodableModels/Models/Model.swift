@@ -43,6 +43,17 @@ public protocol Model: Codable, Identifiable where ID: Codable {
     /// static var deleteRules: [PartialKeyPath<Movie>: DeleteRule] { [\Movie.cast: .cascade] }
     /// ```
     static var deleteRules: [PartialKeyPath<Self>: DeleteRule] { get }
+
+    /// The text properties full-text search reads, each with its weight; none unless given. A
+    /// model that lists some gets a full-text index kept by the database (see ``SearchableModel``).
+    ///
+    /// ```swift
+    /// static var searchable: [SearchField<Note>] { [.field(\.title, weight: 3), .field(\.body)] }
+    /// ```
+    static var searchable: [SearchField<Self>] { get }
+
+    /// The language whose word forms a search matches: ``SearchLanguage/simple`` unless given.
+    static var searchLanguage: SearchLanguage { get }
 }
 
 extension Model {
@@ -54,6 +65,12 @@ extension Model {
 
     /// Every relationship uses ``DeleteRule/nullify``.
     public static var deleteRules: [PartialKeyPath<Self>: DeleteRule] { [:] }
+
+    /// Nothing is searched: no full-text index.
+    public static var searchable: [SearchField<Self>] { [] }
+
+    /// Words as written: ``SearchLanguage/simple``.
+    public static var searchLanguage: SearchLanguage { .simple }
 }
 
 /// A ``Model`` identified by a `UUID`.

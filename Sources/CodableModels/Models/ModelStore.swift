@@ -65,10 +65,10 @@ public protocol ModelStore: Sendable {
     @discardableResult func inTransaction<R: Sendable>(_ body: (TransactionStore) async throws -> R) async throws -> R
     /// The values whose searchable text matches what a person typed, best first, at most `limit`
     /// (`nil`: all). See ``SearchableModel``.
-    func search<T: SearchableModel & Sendable>(_ type: T.Type, for text: String, limit: Int?) async throws -> [SearchHit<T>]
+    func search<T: Model & Sendable>(_ type: T.Type, for text: String, limit: Int?) async throws -> [SearchHit<T>]
     /// The values a filter matches whose searchable text matches `text`: best first, then in the
     /// filter's order; the filter's page, at most `limit` long.
-    func search<T: SearchableModel & Sendable>(for text: String, in filter: Filter<T>, limit: Int?) async throws -> [SearchHit<T>]
+    func search<T: Model & Sendable>(for text: String, in filter: Filter<T>, limit: Int?) async throws -> [SearchHit<T>]
 }
 
 extension ModelStore {
@@ -77,7 +77,7 @@ extension ModelStore {
     /// ```swift
     /// let hits = try await db.search(Note.self, for: "milk")
     /// ```
-    public func search<T: SearchableModel & Sendable>(_ type: T.Type, for text: String) async throws -> [SearchHit<T>] {
+    public func search<T: Model & Sendable>(_ type: T.Type, for text: String) async throws -> [SearchHit<T>] {
         try await search(type, for: text, limit: nil)
     }
 
@@ -86,7 +86,7 @@ extension ModelStore {
     /// ```swift
     /// let hits = try await db.search(for: "milk", in: Filter(\Note.isArchived, is: .equal(to: false)))
     /// ```
-    public func search<T: SearchableModel & Sendable>(for text: String, in filter: Filter<T>) async throws -> [SearchHit<T>] {
+    public func search<T: Model & Sendable>(for text: String, in filter: Filter<T>) async throws -> [SearchHit<T>] {
         try await search(for: text, in: filter, limit: nil)
     }
 }

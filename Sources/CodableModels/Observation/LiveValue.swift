@@ -92,7 +92,7 @@ extension ObservableModelStore {
     /// let hits = db.liveSearch(Note.self, for: query, limit: 20)   // hits.value: [SearchHit<Note>]
     /// ```
     @MainActor
-    public func liveSearch<T: SearchableModel & Sendable>(_ type: T.Type, for text: String, limit: Int? = nil) -> LiveValue<[SearchHit<T>]> {
+    public func liveSearch<T: Model & Sendable>(_ type: T.Type, for text: String, limit: Int? = nil) -> LiveValue<[SearchHit<T>]> {
         LiveValue(initial: [], observation: observeSearch(type, for: text, limit: limit))
     }
 }

@@ -32,10 +32,10 @@ public protocol ObservableModelStore: ModelStore {
     func changes<T: Model & Sendable>(to type: T.Type) async throws -> ChangeSequence<T.ID> where T.ID: Sendable
     /// A search's hits (see ``ModelStore/search(_:for:limit:)``): now, and after each commit that
     /// changes the model's table.
-    func observeSearch<T: SearchableModel & Sendable>(_ type: T.Type, for text: String, limit: Int?) -> ObservedValues<[SearchHit<T>]>
+    func observeSearch<T: Model & Sendable>(_ type: T.Type, for text: String, limit: Int?) -> ObservedValues<[SearchHit<T>]>
     /// A search within a filter's values (see ``ModelStore/search(for:in:limit:)``): now, and
     /// after each commit that changes the model's table.
-    func observeSearch<T: SearchableModel & Sendable>(for text: String, in filter: Filter<T>, limit: Int?) -> ObservedValues<[SearchHit<T>]>
+    func observeSearch<T: Model & Sendable>(for text: String, in filter: Filter<T>, limit: Int?) -> ObservedValues<[SearchHit<T>]>
 }
 
 extension ObservableModelStore {
@@ -44,12 +44,12 @@ extension ObservableModelStore {
     /// ```swift
     /// for try await hits in db.observeSearch(Note.self, for: query) { show(hits) }
     /// ```
-    public func observeSearch<T: SearchableModel & Sendable>(_ type: T.Type, for text: String) -> ObservedValues<[SearchHit<T>]> {
+    public func observeSearch<T: Model & Sendable>(_ type: T.Type, for text: String) -> ObservedValues<[SearchHit<T>]> {
         observeSearch(type, for: text, limit: nil)
     }
 
     /// Every hit of a search within a filter's values, now and after each commit that changes them.
-    public func observeSearch<T: SearchableModel & Sendable>(for text: String, in filter: Filter<T>) -> ObservedValues<[SearchHit<T>]> {
+    public func observeSearch<T: Model & Sendable>(for text: String, in filter: Filter<T>) -> ObservedValues<[SearchHit<T>]> {
         observeSearch(for: text, in: filter, limit: nil)
     }
 }

@@ -53,19 +53,22 @@ package struct SearchPlan: Sendable {
         return "{" + weights.map { String($0) }.joined(separator: ",") + "}"
     }
 
-    /// The plan of a model type, or `nil` when it is not a ``SearchableModel``.
+    /// The plan of a model type, or `nil` when it lists nothing ``Model/searchable``.
     package static func ifSearchable(_ type: Any.Type) throws -> SearchPlan? {
-        guard let searchable = type as? any SearchableModel.Type else { return nil }
-        return try of(searchable)
+        func plan<T: Model>(_ model: T.Type) throws -> SearchPlan? { T.searchable.isEmpty ? nil : try of(T.self) }
+        guard let model = type as? any Model.Type else { return nil }
+        return try plan(model)
     }
 
-    /// The plan of a searchable model; throws `ModelError.Code.unsupportedModel` for a declaration
-    /// that cannot be indexed, naming the property and the rule.
-    package static func of<T: SearchableModel>(_ type: T.Type) throws -> SearchPlan {
+    /// The plan of a model's search declaration; throws `ModelError.Code.unsupportedModel` for a
+    /// declaration that cannot be indexed (none included), naming the property and the rule.
+    package static func of<T: Model>(_ type: T.Type) throws -> SearchPlan {
         let schema = try ModelReflection.of(T.self)
         func refuse(_ message: String) -> ModelError { ModelError(.unsupportedModel, T.self, "cannot be searched: " + message) }
         let declared = T.searchable
-        guard !declared.isEmpty else { throw refuse("`searchable` lists no property; list the text properties to search") }
+        guard !declared.isEmpty else {
+            throw refuse("`searchable` lists no property; list the text properties to search: static var searchable: [SearchField<\(T.self)>] { [.field(\\.title)] }")
+        }
         let language = T.searchLanguage
         guard let first = language.name.unicodeScalars.first, first == "_" || ("a"..."z").contains(first) || ("A"..."Z").contains(first),
               language.name.unicodeScalars.allSatisfy({ $0 == "_" || ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) })

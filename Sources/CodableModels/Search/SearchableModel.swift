@@ -15,28 +15,24 @@ import Foundation
 /// for hit in hits { print(hit.value.title, hit.score, hit.snippet(\.body)) }
 /// ```
 ///
+/// The declaration is ``Model/searchable`` (and ``Model/searchLanguage``), which any model may
+/// give; conforming to `SearchableModel` says so, and makes a model without the declaration fail
+/// to compile rather than at its first search.
+///
 /// The index is created with the model's table, or at the first search of a table saved before
-/// the declaration (its rows are indexed then), and rebuilt by itself when the declaration's
-/// properties or language change. It is kept in step by the database: saves, deletes, raw SQL
-/// and rows applied by a sync pull are all indexed. It is local to each database and never synced.
-/// See the article "Searching text" in CodableSQLite's documentation for how each engine stores
-/// it and how their rankings compare.
+/// the declaration (its rows are indexed then), rebuilt by itself when the declaration's
+/// properties or language change, and dropped when a model no longer lists any. It is kept in
+/// step by the database: saves, deletes, raw SQL and rows applied by a sync pull are all
+/// indexed. It is local to each database and never synced. See the article "Searching text" in
+/// CodableSQLite's documentation for how each engine stores it and how their rankings compare.
 ///
 /// Sendable: as ``Model``.
 public protocol SearchableModel: Model {
     /// The text properties searched, each with its weight (how much a match in it counts).
     static var searchable: [SearchField<Self>] { get }
-    /// The language whose word forms match one another. Default: ``SearchLanguage/simple``
-    /// (words as written), which finds the same rows on both engines.
-    static var searchLanguage: SearchLanguage { get }
 }
 
-extension SearchableModel {
-    /// Words as written: ``SearchLanguage/simple``.
-    public static var searchLanguage: SearchLanguage { .simple }
-}
-
-/// A searchable text property of a model and its weight, listed in ``SearchableModel/searchable``.
+/// A searchable text property of a model and its weight, listed in ``Model/searchable``.
 ///
 /// ```swift
 /// static var searchable: [SearchField<Note>] { [.field(\.title, weight: 3), .field(\.body)] }

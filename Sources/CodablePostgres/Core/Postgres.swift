@@ -136,9 +136,12 @@ extension Postgres {
 
 extension Postgres.Error: EngineError {
     /// `ModelError.Code.uniqueViolation` for SQLSTATE `23505` (a model's unique index),
-    /// otherwise `nil`.
+    /// `ModelError.Code.invalidArgument` for ``Postgres/Error/Code/invalidArgument``, otherwise
+    /// `nil`: `catch ModelError.Code.invalidArgument` matches an argument refused by either engine,
+    /// the model layer or sync.
     public var modelErrorCode: ModelError.Code? {
-        sqlState == "23505" ? .uniqueViolation : nil
+        if sqlState == "23505" { return .uniqueViolation }
+        return code == .invalidArgument ? .invalidArgument : nil
     }
 }
 #endif

@@ -107,7 +107,7 @@ extension Postgres.Session {
     /// leaves the first of them to be committed: the transaction is marked failed (as a failing
     /// statement marks it), so a caller's transaction that catches the error cannot commit
     /// (``Postgres/Database/inTransaction(_:)`` throws `25P02`; a savepoint,
-    /// `tx.inTransaction { … }`, lets it go on). Outside a caller's transaction the call's own
+    /// `tx.inTransaction { inner in … }`, lets it go on). Outside a caller's transaction the call's own
     /// transaction rolls back anyway.
     func allOrNothing<Result>(_ body: () async throws -> Result) async throws -> Result {
         do {

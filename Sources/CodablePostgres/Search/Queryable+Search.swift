@@ -11,7 +11,7 @@ extension Postgres.Queryable {
     ///
     /// The same rows as on SQLite for the same text (with the default ``SearchLanguage/simple``);
     /// scores come from `ts_rank` with the declared weights (see ``SearchableModel``).
-    public func search<T: SearchableModel & Sendable>(_ type: T.Type, for text: String, limit: Int? = nil) async throws -> [SearchHit<T>] {
+    public func search<T: Model & Sendable>(_ type: T.Type, for text: String, limit: Int? = nil) async throws -> [SearchHit<T>] {
         try await handle.session.search(for: text, in: Filter<T>(), limit: limit)
     }
 
@@ -21,7 +21,7 @@ extension Postgres.Queryable {
     /// ```swift
     /// let open = try await db.search(for: "milk", in: Filter(\Note.isArchived, is: .equal(to: false)), limit: 10)
     /// ```
-    public func search<T: SearchableModel & Sendable>(for text: String, in filter: Filter<T>, limit: Int? = nil) async throws -> [SearchHit<T>] {
+    public func search<T: Model & Sendable>(for text: String, in filter: Filter<T>, limit: Int? = nil) async throws -> [SearchHit<T>] {
         try await handle.session.search(for: text, in: filter, limit: limit)
     }
 }
@@ -33,7 +33,7 @@ extension Postgres.Database {
     /// ```swift
     /// for try await hits in db.observeSearch(Note.self, for: query, limit: 20) { show(hits) }
     /// ```
-    public func observeSearch<T: SearchableModel & Sendable>(_ type: T.Type, for text: String, limit: Int? = nil) -> ObservedValues<[SearchHit<T>]> {
+    public func observeSearch<T: Model & Sendable>(_ type: T.Type, for text: String, limit: Int? = nil) -> ObservedValues<[SearchHit<T>]> {
         observeSearch(for: text, in: Filter<T>(), limit: limit)
     }
 
@@ -42,7 +42,7 @@ extension Postgres.Database {
     /// ```swift
     /// for try await hits in db.observeSearch(for: query, in: Filter(\Note.isArchived, is: .equal(to: false))) { show(hits) }
     /// ```
-    public func observeSearch<T: SearchableModel & Sendable>(for text: String, in filter: Filter<T>, limit: Int? = nil) -> ObservedValues<[SearchHit<T>]> {
+    public func observeSearch<T: Model & Sendable>(for text: String, in filter: Filter<T>, limit: Int? = nil) -> ObservedValues<[SearchHit<T>]> {
         liveQuery(T.self, when: { _ in true }) { database in try await database.search(for: text, in: filter, limit: limit) }
     }
 }
@@ -51,7 +51,7 @@ extension Postgres.Session {
     /// The search: the words bound as one `text[]`, made a `tsquery` on the server by the same
     /// function that made the index's words (each word quoted, so none is an operator; the last
     /// a prefix), matched against the generated column and ranked with the declared weights.
-    func search<T: SearchableModel>(for text: String, in filter: Filter<T>, limit: Int?) async throws -> [SearchHit<T>] {
+    func search<T: Model>(for text: String, in filter: Filter<T>, limit: Int?) async throws -> [SearchHit<T>] {
         let plan = try SearchPlan.of(T.self)
         let query = SearchText(text)
         var table = try await table(for: T.self)

@@ -145,18 +145,20 @@ extension SQLite.Database {
         try await performRead { _ in try self.read(sql, arguments: arguments) }
     }
 
-    /// Asynchronous `inTransaction(_:)`: the block runs synchronously on the database's
-    /// writer queue, where calls made on the database join the transaction.
+    /// A synchronous block run in a transaction on the writer's queue: now spelled
+    /// `write { conn in … }` (the same block, given the writer's connection), or, with an async
+    /// body, `inTransaction { tx in … }`.
     ///
     /// ```swift
-    /// let n = try await db.inTransaction {
+    /// let n = try await db.write { _ in
     ///     try db.write("INSERT INTO t DEFAULT VALUES")
     ///     return 42
     /// }
     /// ```
+    @available(*, deprecated, message: "use write { _ in … } for a synchronous block on the writer, or inTransaction { tx in … } for an async body")
     @discardableResult
     public func inTransaction<R: Sendable>(_ block: @escaping @Sendable () throws -> R) async throws -> R {
-        try await performWrite { _ in try self.inTransaction(block) }
+        try await performWrite { _ in try self.inTransaction { _ in try block() } }
     }
 }
 

@@ -1,24 +1,33 @@
 extension SQLite.Database {
-    /// Runs `block` in a transaction and returns its value.
+    /// Runs `body` in a transaction and returns its value: the same shape as the async form and
+    /// as `Postgres.Database`'s, `{ tx in … }`.
     ///
-    /// The transaction commits when the block returns. When the block throws, everything it
-    /// wrote is rolled back and the error is rethrown. Calls made on this database inside the
-    /// block, from the same thread, run on the transaction and see its writes. A nested call
-    /// is a savepoint: its failure rolls back only its own writes, if the outer block catches it.
+    /// The transaction commits when the body returns. When it throws, everything it wrote is
+    /// rolled back and the error is rethrown. `tx` is this database: calls made on it inside the
+    /// body, from the same thread, run on the transaction and see its writes. A nested call is a
+    /// savepoint: its failure rolls back only its own writes, if the outer body catches it.
     ///
     /// ```swift
-    /// let count = try db.inTransaction {
-    ///     try db.write("INSERT INTO t (name) VALUES ('a')")
-    ///     try db.write("INSERT INTO t (name) VALUES ('b')")
-    ///     return try db.read("SELECT count(*) AS n FROM t")[0]["n"]?.intValue ?? 0
+    /// let count = try db.inTransaction { tx in
+    ///     try tx.write("INSERT INTO t (name) VALUES ('a')")
+    ///     try tx.save(Person(name: "Bob"))
+    ///     return try tx.count(Person.self)
     /// }
     /// ```
     @available(*, noasync, message: "blocks its thread; in async code call the async form with await. Top-level code (main.swift) that awaits gets this form even with await: move the calls into an async function")
     @discardableResult
-    public func inTransaction<R>(_ block: () throws -> R) throws -> R {
+    public func inTransaction<R>(_ body: (SQLite.Database) throws -> R) throws -> R {
         try withWriter { connection in
-            try connection.inTransaction(block)
+            try connection.inTransaction { try body(self) }
         }
+    }
+
+    /// The earlier spelling of ``inTransaction(_:)-(_)``, without the `tx` parameter.
+    @available(*, noasync, message: "blocks its thread; in async code call the async form with await")
+    @available(*, deprecated, message: "give the body its parameter: inTransaction { tx in … }, the same shape as the async form and PostgreSQL's")
+    @discardableResult
+    public func inTransaction<R>(_ block: () throws -> R) throws -> R {
+        try inTransaction { (_: SQLite.Database) in try block() }
     }
 
     /// Whether the calling thread is inside a transaction on this database, such as an
@@ -26,7 +35,7 @@ extension SQLite.Database {
     ///
     /// ```swift
     /// db.hasOpenTransactions                          // false
-    /// try db.inTransaction { db.hasOpenTransactions }  // true
+    /// try db.inTransaction { tx in tx.hasOpenTransactions }  // true
     /// ```
     public var hasOpenTransactions: Bool {
         guard let connection = HeldConnections.current.connection(of: ObjectIdentifier(self)),

@@ -216,7 +216,7 @@ extension SQLite {
             SQLite.Error(
                 code: .misuse,
                 message: "The SQL left a transaction open (BEGIN without COMMIT), so it was rolled back; "
-                    + "use inTransaction { … } to group statements")
+                    + "use inTransaction { tx in … } to group statements")
         }
 
         // MARK: Statements

@@ -65,7 +65,7 @@ extension SQLite {
             let applied = Set(try appliedMigrations(in: database))
             try checkOrder(applied: applied)
             for migration in migrations where !applied.contains(migration.name) {
-                try database.inTransaction {
+                try database.inTransaction { _ in
                     // Another caller (or process) may have run migrations since `applied` was
                     // read: the transaction holds the write lock, so these checks are final.
                     let appliedNow = Set(try appliedMigrations(in: database))

@@ -10,7 +10,7 @@ extension SQLite.Database {
     /// The text is never query syntax: its words are all required, the last as a prefix (see
     /// ``SearchableModel``). Text without a word finds nothing.
     @available(*, noasync, message: "blocks its thread; in async code call the async form with await")
-    public func search<T: SearchableModel>(_ type: T.Type, for text: String, limit: Int? = nil) throws -> [SearchHit<T>] {
+    public func search<T: Model>(_ type: T.Type, for text: String, limit: Int? = nil) throws -> [SearchHit<T>] {
         try search(for: text, in: Filter<T>(), limit: limit)
     }
 
@@ -21,7 +21,7 @@ extension SQLite.Database {
     /// let open = try db.search(for: "milk", in: Filter(\Note.isArchived, is: .equal(to: false)), limit: 10)
     /// ```
     @available(*, noasync, message: "blocks its thread; in async code call the async form with await")
-    public func search<T: SearchableModel>(for text: String, in filter: Filter<T>, limit: Int? = nil) throws -> [SearchHit<T>] {
+    public func search<T: Model>(for text: String, in filter: Filter<T>, limit: Int? = nil) throws -> [SearchHit<T>] {
         let plan = try SearchPlan.of(T.self)
         let query = SearchText(text)
         let quotedTable = SQLName.quoted(plan.table)
@@ -80,7 +80,7 @@ extension SQLite.Database {
     /// ```swift
     /// let hits = try await db.search(Note.self, for: "milk", limit: 20)
     /// ```
-    public func search<T: SearchableModel & Sendable>(_ type: T.Type, for text: String, limit: Int? = nil) async throws -> [SearchHit<T>] {
+    public func search<T: Model & Sendable>(_ type: T.Type, for text: String, limit: Int? = nil) async throws -> [SearchHit<T>] {
         try await performRead { _ in try self.search(type, for: text, limit: limit) }
     }
 
@@ -89,7 +89,7 @@ extension SQLite.Database {
     /// ```swift
     /// let hits = try await db.search(for: "milk", in: Filter(\Note.isArchived, is: .equal(to: false)), limit: 20)
     /// ```
-    public func search<T: SearchableModel & Sendable>(for text: String, in filter: Filter<T>, limit: Int? = nil) async throws -> [SearchHit<T>] {
+    public func search<T: Model & Sendable>(for text: String, in filter: Filter<T>, limit: Int? = nil) async throws -> [SearchHit<T>] {
         try await performRead { _ in try self.search(for: text, in: filter, limit: limit) }
     }
 
@@ -99,7 +99,7 @@ extension SQLite.Database {
     /// ```swift
     /// for try await hits in db.observeSearch(Note.self, for: query, limit: 20) { show(hits) }
     /// ```
-    public func observeSearch<T: SearchableModel & Sendable>(_ type: T.Type, for text: String, limit: Int? = nil) -> SQLite.ObservedValues<[SearchHit<T>]> {
+    public func observeSearch<T: Model & Sendable>(_ type: T.Type, for text: String, limit: Int? = nil) -> SQLite.ObservedValues<[SearchHit<T>]> {
         observeSearch(for: text, in: Filter<T>(), limit: limit)
     }
 
@@ -108,7 +108,7 @@ extension SQLite.Database {
     /// ```swift
     /// for try await hits in db.observeSearch(for: query, in: Filter(\Note.isArchived, is: .equal(to: false))) { show(hits) }
     /// ```
-    public func observeSearch<T: SearchableModel & Sendable>(for text: String, in filter: Filter<T>, limit: Int? = nil) -> SQLite.ObservedValues<[SearchHit<T>]> {
+    public func observeSearch<T: Model & Sendable>(for text: String, in filter: Filter<T>, limit: Int? = nil) -> SQLite.ObservedValues<[SearchHit<T>]> {
         SQLite.ObservedValues { [weak self] in
             LiveQuery(database: self, region: nil) { database in
                 let region = try await database.performRead { _ in

@@ -133,7 +133,7 @@ extension SQLite.Database {
 
     /// Makes sure the index of `T`'s existing table is current before a search reads it: checked
     /// on a reader, made on the writer only when it is not.
-    func ensureSearchIndex<T: SearchableModel>(_ type: T.Type) throws -> SearchPlan {
+    func ensureSearchIndex<T: Model>(_ type: T.Type) throws -> SearchPlan {
         let plan = try SearchPlan.of(T.self)
         if searchIndexes.isCurrent(plan) { return plan }
         let index = SearchIndex(plan: plan)
@@ -156,7 +156,7 @@ extension SQLite.Database {
     /// The index keeps itself in step (triggers), so this is needed only after something went
     /// around them: rows written while the triggers were dropped, or a `VACUUM` of a table whose
     /// id is not an integer (SQLite may then renumber the rowids the index is keyed on).
-    public func rebuildSearchIndex<T: SearchableModel & Sendable>(_ type: T.Type) async throws {
+    public func rebuildSearchIndex<T: Model & Sendable>(_ type: T.Type) async throws {
         try await performWrite { connection in
             guard try self.tableForReading(T.self) != nil else { return }
             let index = SearchIndex(plan: try self.ensureSearchIndex(T.self))

@@ -206,7 +206,7 @@ struct ArrayEncodingTests {
         try db.execute(raw: "CREATE TABLE r (id INTEGER PRIMARY KEY, value)")
         let encoder = SQLite.Encoder(db)
         #expect(throws: Stop.self) {
-            try db.inTransaction {
+            try db.inTransaction { _ in
                 try encoder.encode([Row(id: 1, value: 1)], using: "INSERT INTO r VALUES (:id, :value)")
                 throw Stop()
             }

@@ -63,7 +63,7 @@ struct AsyncTransactionTests {
             }
             try await tx.inTransaction { inner in try await inner.save(Person("Inner, kept", age: 3)) }
             // The synchronous form nests too.
-            try await tx.inTransaction { try db.write("INSERT INTO \"Person\" (id, name, age, eyeColor) VALUES ('\(UUID().uuidString)', 'Sync', 4, 'blue')") }
+            try await tx.write { _ in try db.write("INSERT INTO \"Person\" (id, name, age, eyeColor) VALUES ('\(UUID().uuidString)', 'Sync', 4, 'blue')") }
         }
         #expect(try await db.get(with: Filter<Person>().sort(by: \.age)).map(\.name) == ["Outer", "Inner, kept", "Sync"])
     }

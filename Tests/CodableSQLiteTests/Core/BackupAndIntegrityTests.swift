@@ -7,7 +7,7 @@ struct BackupAndIntegrityTests {
     @Test func aBackupIsAWholeCopyOfTheCommittedState() throws {
         let db = try TestDatabases.file("backup")
         try db.execute(raw: "CREATE TABLE t (id INTEGER PRIMARY KEY, payload TEXT)")
-        try db.inTransaction {
+        try db.inTransaction { _ in
             for id in 0..<2_000 { try db.write("INSERT INTO t VALUES (?, ?)", arguments: [.integer(Int64(id)), .text(String(repeating: "x", count: 200))]) }
         }
         let path = TestDatabases.temporaryPath("backup-copy")
@@ -24,7 +24,7 @@ struct BackupAndIntegrityTests {
     @Test func anAsyncBackupReportsProgressWhileWritesGoOn() async throws {
         let db = try TestDatabases.file("backup-async")
         try await db.execute(raw: "CREATE TABLE t (id INTEGER PRIMARY KEY, payload TEXT)")
-        try await db.inTransaction {
+        try await db.write { _ in
             for id in 0..<3_000 { try db.write("INSERT INTO t VALUES (?, ?)", arguments: [.integer(Int64(id)), .text(String(repeating: "y", count: 300))]) }
         }
         let steps = Locked<[SQLite.Database.BackupProgress]>([])
@@ -59,7 +59,7 @@ struct BackupAndIntegrityTests {
         let pages = try db.read("PRAGMA page_count")[0]["page_count"]?.intValue ?? 0
         try db.withWriter { _ = try $0.execute("PRAGMA max_page_count = \(pages + 2)") }
         let error = #expect(throws: SQLite.Error.self) {
-            try db.inTransaction {
+            try db.inTransaction { _ in
                 for id in 2..<100 { try db.write("INSERT INTO t VALUES (?, zeroblob(4000))", arguments: [.integer(Int64(id))]) }
             }
         }
@@ -97,7 +97,7 @@ struct BackupAndIntegrityTests {
         do {
             let db = try SQLite.Database(path: truncated)
             try db.execute(raw: "CREATE TABLE t (n TEXT); PRAGMA wal_checkpoint(TRUNCATE);")
-            try db.inTransaction { for n in 0..<500 { try db.write("INSERT INTO t VALUES (?)", arguments: [.text(String(repeating: "n", count: 500) + "\(n)")]) } }
+            try db.inTransaction { _ in for n in 0..<500 { try db.write("INSERT INTO t VALUES (?)", arguments: [.text(String(repeating: "n", count: 500) + "\(n)")]) } }
             try db.execute(raw: "PRAGMA wal_checkpoint(TRUNCATE)")
         }
         let size = try FileManager.default.attributesOfItem(atPath: truncated)[.size] as? Int ?? 0
@@ -129,7 +129,7 @@ struct BackupAndIntegrityTests {
         do {
             let db = try SQLite.Database(path: path)
             try db.execute(raw: "CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT, payload TEXT); CREATE INDEX t_name ON t(name);")
-            try db.inTransaction {
+            try db.inTransaction { _ in
                 for id in 1...3_000 {
                     try db.write("INSERT INTO t VALUES (?, ?, ?)", arguments: [.integer(Int64(id)), .text("name\(id)"), .text(String(repeating: "x", count: 200))])
                 }

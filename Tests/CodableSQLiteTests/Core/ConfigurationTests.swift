@@ -35,13 +35,13 @@ struct ConfigurationTests {
         // changed again in the WAL, then the file grown.
         for db in [mapped, plain] {
             try db.execute(raw: "CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)")
-            try db.inTransaction { try (1...2_000).forEach { try db.write("INSERT INTO t VALUES (?, ?)", arguments: [.integer(Int64($0)), .text("first \($0)")]) } }
+            try db.inTransaction { _ in try (1...2_000).forEach { try db.write("INSERT INTO t VALUES (?, ?)", arguments: [.integer(Int64($0)), .text("first \($0)")]) } }
             _ = try db.write("PRAGMA wal_checkpoint(TRUNCATE)")
             #expect(try db.read("SELECT v FROM t WHERE id = 1500") == [["v": .text("first 1500")]])
             _ = try db.write("UPDATE t SET v = 'second ' || id")
             #expect(try db.read("SELECT v FROM t WHERE id = 1500") == [["v": .text("second 1500")]])
             _ = try db.write("PRAGMA wal_checkpoint(TRUNCATE)")
-            try db.inTransaction { try (2_001...6_000).forEach { try db.write("INSERT INTO t VALUES (?, ?)", arguments: [.integer(Int64($0)), .text("third \($0)")]) } }
+            try db.inTransaction { _ in try (2_001...6_000).forEach { try db.write("INSERT INTO t VALUES (?, ?)", arguments: [.integer(Int64($0)), .text("third \($0)")]) } }
             #expect(try db.read("SELECT count(*) AS n, max(v) AS m FROM t") == [["n": .integer(6_000), "m": .text("third 6000")]])
             #expect(try db.read("SELECT v FROM t WHERE id IN (1500, 5000) ORDER BY id") == [["v": .text("second 1500")], ["v": .text("third 5000")]])
         }

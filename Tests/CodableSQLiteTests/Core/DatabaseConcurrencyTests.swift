@@ -42,7 +42,7 @@ struct DatabaseConcurrencyTests {
                     if round % 2 == 0 {
                         try db.write("INSERT INTO t VALUES (?, ?)", arguments: [.integer(Int64(thread)), .integer(Int64(round))])
                     } else {
-                        try db.inTransaction {
+                        try db.inTransaction { _ in
                             try db.write("INSERT INTO t VALUES (?, ?)", arguments: [.integer(Int64(thread)), .integer(Int64(round))])
                             let inside = try db.read("SELECT count(*) AS n FROM t WHERE thread = ?", arguments: [.integer(Int64(thread))])
                             if inside[0]["n"] != .integer(Int64(round + 1)) { throw SQLite.Error(code: .error, message: "stale read") }

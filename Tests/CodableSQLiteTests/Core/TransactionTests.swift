@@ -11,8 +11,9 @@ struct TransactionTests {
     @Test func commitsAndReturnsTheBlockValue() throws {
         for db in try TestDatabases.both() {
             try db.execute(raw: "CREATE TABLE t (x)")
-            let value = try db.inTransaction {
-                try db.write("INSERT INTO t VALUES (1)")
+            let value = try db.inTransaction { tx in
+                #expect(tx === db, "the body's tx is the database itself, inside the transaction")
+                try tx.write("INSERT INTO t VALUES (1)")
                 return 42
             }
             #expect(value == 42)
@@ -25,7 +26,7 @@ struct TransactionTests {
         for db in try TestDatabases.both() {
             try db.execute(raw: "CREATE TABLE t (x)")
             #expect(throws: Failure()) {
-                try db.inTransaction {
+                try db.inTransaction { _ in
                     try db.write("INSERT INTO t VALUES (1)")
                     throw Failure()
                 }
@@ -38,7 +39,7 @@ struct TransactionTests {
         let db = try TestDatabases.file()
         try db.execute(raw: "CREATE TABLE t (x UNIQUE)")
         #expect(throws: SQLite.Error.self) {
-            try db.inTransaction {
+            try db.inTransaction { _ in
                 try db.write("INSERT INTO t VALUES (1)")
                 try db.write("INSERT INTO t VALUES (1)")
             }
@@ -50,15 +51,15 @@ struct TransactionTests {
         struct Inner: Error {}
         let db = try TestDatabases.memory()
         try db.execute(raw: "CREATE TABLE t (x)")
-        try db.inTransaction {
+        try db.inTransaction { _ in
             try db.write("INSERT INTO t VALUES (1)")
             do {
-                try db.inTransaction {
+                try db.inTransaction { _ in
                     try db.write("INSERT INTO t VALUES (2)")
                     throw Inner()
                 }
             } catch is Inner {}
-            try db.inTransaction { try db.write("INSERT INTO t VALUES (3)") }
+            try db.inTransaction { _ in try db.write("INSERT INTO t VALUES (3)") }
         }
         #expect(try db.read("SELECT x FROM t ORDER BY x").map { $0["x"] } == [.integer(1), .integer(3)])
     }
@@ -66,7 +67,7 @@ struct TransactionTests {
     @Test func callsInsideSeeUncommittedWritesAndDoNotDeadlock() throws {
         let db = try TestDatabases.file()
         try db.execute(raw: "CREATE TABLE t (x)")
-        try db.inTransaction {
+        try db.inTransaction { _ in
             try db.write("INSERT INTO t VALUES (1)")
             #expect(try counted(db) == 1)
             try db.execute(raw: "INSERT INTO t VALUES (2)")
@@ -77,7 +78,7 @@ struct TransactionTests {
     @Test func hasOpenTransactionsIsTrueOnlyInside() throws {
         let db = try TestDatabases.memory()
         #expect(!db.hasOpenTransactions)
-        let inside = try db.inTransaction { db.hasOpenTransactions }
+        let inside = try db.inTransaction { _ in db.hasOpenTransactions }
         #expect(inside)
         #expect(!db.hasOpenTransactions)
     }
@@ -96,7 +97,7 @@ struct TransactionTests {
             readDone.signal()
         }
         reader.start()
-        try db.inTransaction {
+        try db.inTransaction { _ in
             try db.write("INSERT INTO t VALUES (2)")
             inTransaction.signal()
             // The transaction stays open until the other thread has read.
@@ -110,7 +111,7 @@ struct TransactionTests {
         let db = try TestDatabases.memory()
         try db.execute(raw: "CREATE TABLE t (x)")
         let error = #expect(throws: SQLite.Error.self) {
-            try db.inTransaction {
+            try db.inTransaction { _ in
                 try db.write("INSERT INTO t VALUES (1)")
                 try db.execute(raw: "ROLLBACK")
             }
@@ -141,7 +142,7 @@ struct TransactionTests {
             try db.execute(raw: "CREATE TABLE t (x PRIMARY KEY)")
             try db.write("INSERT INTO t VALUES (1)")
             let error = #expect(throws: SQLite.Error.self) {
-                try db.inTransaction {
+                try db.inTransaction { _ in
                     try db.write("INSERT INTO t VALUES (2)")
                     // OR ROLLBACK ends the whole transaction; the block goes on as if it had not.
                     do {
@@ -162,7 +163,7 @@ struct TransactionTests {
     @Test func asyncTransaction() async throws {
         let db = try TestDatabases.file()
         try await db.execute(raw: "CREATE TABLE t (x)")
-        let value = try await db.inTransaction {
+        let value = try await db.write { _ in
             try db.write("INSERT INTO t VALUES (1)")
             return try db.read("SELECT count(*) AS n FROM t")[0]["n"]?.intValue ?? 0
         }

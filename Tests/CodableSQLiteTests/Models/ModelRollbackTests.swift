@@ -22,7 +22,7 @@ struct ModelRollbackTests {
     @Test func aTableCreatedInARolledBackTransactionIsCreatedAgain() throws {
         for db in try TestDatabases.both() {
             #expect(throws: Abort.self) {
-                try db.inTransaction {
+                try db.inTransaction { _ in
                     try db.save(Gadget(id: nil, name: "lost"))
                     throw Abort()
                 }
@@ -38,10 +38,10 @@ struct ModelRollbackTests {
     @Test func aTableCreatedInARolledBackSavepointIsCreatedAgain() throws {
         let db = try TestDatabases.file()
         try db.execute(raw: "CREATE TABLE t (x)")
-        try db.inTransaction {
+        try db.inTransaction { _ in
             try db.write("INSERT INTO t VALUES (1)")
             #expect(throws: Abort.self) {
-                try db.inTransaction {
+                try db.inTransaction { _ in
                     try db.save(Gadget(id: nil, name: "lost"))
                     throw Abort()
                 }
@@ -56,7 +56,7 @@ struct ModelRollbackTests {
         let db = try TestDatabases.file()
         try db.save(Gadget(id: nil, name: "old"))
         #expect(throws: Abort.self) {
-            try db.inTransaction {
+            try db.inTransaction { _ in
                 try db.save(GadgetWithColor(id: nil, name: "lost", color: "red"))
                 throw Abort()
             }
@@ -69,7 +69,7 @@ struct ModelRollbackTests {
     @Test func keyValueStorageCreatedInARolledBackTransactionWorksAfterwards() throws {
         let db = try TestDatabases.memory()
         #expect(throws: Abort.self) {
-            try db.inTransaction {
+            try db.inTransaction { _ in
                 try db.store(1, forKey: "lost")
                 throw Abort()
             }
@@ -96,7 +96,7 @@ struct ModelRollbackTests {
             }.start()
             done.wait()
         }
-        try db.inTransaction {
+        try db.inTransaction { _ in
             try db.save(Gadget(id: nil, name: "pending"))
             #expect(try db.count(Gadget.self) == 1)
             lookFromAnotherThread()

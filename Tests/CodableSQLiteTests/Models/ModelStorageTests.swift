@@ -126,7 +126,7 @@ struct ModelStorageTests {
         let kept = Person("Kept", age: 1)
         try db.save(kept)
         #expect(throws: Abort.self) {
-            try db.inTransaction {
+            try db.inTransaction { _ in
                 try db.save(Person("New", age: 2))
                 try db.delete(kept)
                 throw Abort()
@@ -139,7 +139,7 @@ struct ModelStorageTests {
         let db = try ModelFixtures.file()
         let a = Person("A", age: 1), b = Person("B", age: 2)
         try db.save(b)
-        try db.inTransaction {
+        try db.inTransaction { _ in
             try db.save(a)
             try db.delete(b)
             #expect(try db.count(Person.self) == 1)

@@ -117,7 +117,7 @@ struct RelationshipTests {
         try await db.save(movies)
         #expect(try await db.get(Movie.self).count == 3)
         await #expect(throws: CancellationError.self) {
-            try await db.inTransaction {
+            try await db.write { _ in
                 try db.delete(Movie.self, id: movies[0].id)
                 throw CancellationError()
             }

@@ -10,7 +10,7 @@ struct ChangeBatchTests {
         let batches = Batches(db.changes(in: "tasks"))   // live from here: no waiting needed
         try await db.write("INSERT INTO tasks VALUES (1, 'a'), (2, 'b')")
         try await db.write("INSERT INTO other VALUES (1)")                      // another table: no batch
-        try await db.inTransaction {
+        try await db.write { _ in
             try db.write("UPDATE tasks SET title = 'B' WHERE id = 2")
             try db.write("DELETE FROM tasks WHERE id = 1")
         }
@@ -45,7 +45,7 @@ struct ChangeBatchTests {
     /// `#expect(throws:)`: two of them in one closure ran the first one's closure twice.)
     private static func rolledBack(_ db: SQLite.Database, _ body: () throws -> Void) {
         do {
-            try db.inTransaction {
+            try db.inTransaction { _ in
                 try body()
                 throw Failure()
             }
@@ -64,7 +64,7 @@ struct ChangeBatchTests {
 
     @Test func aRolledBackNestedTransactionLeavesNoRowsInTheBatch() async throws {
         let (db, batches) = try await tasks("batches-rollback")
-        try await db.inTransaction {
+        try await db.write { _ in
             try db.write("INSERT INTO tasks VALUES (10, 'x')")
             Self.rolledBack(db) {
                 try db.write("INSERT INTO tasks VALUES (11, 'y')")
@@ -79,9 +79,9 @@ struct ChangeBatchTests {
 
     @Test func aReleasedNestedTransactionIsInTheBatch() async throws {
         let (db, batches) = try await tasks("batches-release")
-        try await db.inTransaction {
+        try await db.write { _ in
             try db.write("INSERT INTO tasks VALUES (10, 'x')")
-            try db.inTransaction {
+            try db.inTransaction { _ in
                 try db.write("INSERT INTO tasks VALUES (11, 'y')")
                 try db.write("UPDATE tasks SET title = 'B' WHERE id = 2")
                 try db.write("DELETE FROM tasks WHERE id = 3")
@@ -93,9 +93,9 @@ struct ChangeBatchTests {
 
     @Test func aSavepointRolledBackInsideAnother() async throws {
         let (db, batches) = try await tasks("batches-nested")
-        try await db.inTransaction {
+        try await db.write { _ in
             try db.write("INSERT INTO tasks VALUES (10, 'x')")
-            try db.inTransaction {                                     // released
+            try db.inTransaction { _ in                                     // released
                 try db.write("INSERT INTO tasks VALUES (11, 'y')")
                 Self.rolledBack(db) {                                  // rolled back inside it
                     try db.write("INSERT INTO tasks VALUES (12, 'z')")
@@ -104,7 +104,7 @@ struct ChangeBatchTests {
                 try db.write("UPDATE tasks SET title = 'B' WHERE id = 2")
             }
             Self.rolledBack(db) {                                      // rolled back, with a released one inside
-                try db.inTransaction { try db.write("INSERT INTO tasks VALUES (13, 'w')") }
+                try db.inTransaction { _ in try db.write("INSERT INTO tasks VALUES (13, 'w')") }
                 try db.write("UPDATE tasks SET title = 'A' WHERE id = 1")
             }
         }
@@ -136,7 +136,7 @@ struct ChangeBatchTests {
         try await db.save(Person("Zed", age: 1))   // the table and its triggers exist
         let ann = Person("Ann", age: 30)
         let batches = Batches(db.changes(to: Person.self))
-        try await db.inTransaction {
+        try await db.write { _ in
             try db.save(ann)
             Self.rolledBack(db) { try db.save(Person("Bob", age: 40)) }
         }

@@ -50,10 +50,10 @@ struct ObservationPrecisionTests {
         query.start()
         #expect(try await query.next()?.isEmpty == true)
         let before = query.readCount
-        try await db.inTransaction {
+        try await db.write { _ in
             try db.write("INSERT INTO tasks (title) VALUES ('c')")      // commits, but not in `other`
             #expect(throws: Failure.self) {
-                try db.inTransaction {
+                try db.inTransaction { _ in
                     try db.write("INSERT INTO other VALUES (5, 'gone')")
                     throw Failure()
                 }

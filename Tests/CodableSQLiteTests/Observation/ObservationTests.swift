@@ -43,7 +43,7 @@ struct ObservationTests {
         await count.wait { $0 == [2] }
         struct Refused: Error {}
         await #expect(throws: Refused.self) {
-            try await db.inTransaction {
+            try await db.write { _ in
                 try db.write("INSERT INTO tasks (id, title) VALUES (10, 'x')")
                 throw Refused()
             }
@@ -57,7 +57,7 @@ struct ObservationTests {
         let db = try tasks()
         let count = Collected(db.observe(Int.self, using: "SELECT count(*) FROM tasks"))
         await count.wait { $0 == [2] }
-        try await db.inTransaction {
+        try await db.write { _ in
             for id in 100..<10_100 {
                 try db.write("INSERT INTO tasks (id, title) VALUES (?, 't')", arguments: [.integer(Int64(id))])
             }
@@ -108,7 +108,7 @@ struct ObservationTests {
         try await db.save(Person("Ann", age: 30))
         let adults = Collected(db.observe(Filter(\Person.age, is: .greater(than: 17)).sort(by: \.name)))
         await adults.wait { $0.last?.map(\.name) == ["Ann"] }
-        try await db.inTransaction {
+        try await db.write { _ in
             try db.save(Person("Bob", age: 40))
             try db.save(Person("Cid", age: 10))
         }

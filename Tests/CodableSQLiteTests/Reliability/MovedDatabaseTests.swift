@@ -75,7 +75,7 @@ struct MovedDatabaseTests {
         expectMoved(path) { try db.save(Person("Bob", age: 40)) }                                // a model
         expectMoved(path) { try db.save(Note(text: "lost")) }                                    // a new table
         expectMoved(path) { try db.save(Note(text: "lost")) }                                    // still not made
-        expectMoved(path) { try db.inTransaction { try db.write("INSERT INTO t VALUES (3, 'lost')") } }
+        expectMoved(path) { try db.inTransaction { _ in try db.write("INSERT INTO t VALUES (3, 'lost')") } }
         expectMoved(path) { try db.execute(raw: "BEGIN; INSERT INTO t VALUES (4, 'lost'); COMMIT;") }
         expectMoved(path) { try db.execute(raw: "CREATE TABLE lost (n)") }                     // schema
         expectMoved(path) { try db.write("INSERT INTO t VALUES (5, 'lost')") }                   // and again
@@ -112,7 +112,7 @@ struct MovedDatabaseTests {
         for path in [":memory:", ""] {
             let db = try SQLite.Database(path: path)
             try db.execute(raw: "CREATE TABLE t (n)")
-            try db.inTransaction { try db.write("INSERT INTO t VALUES (1)") }
+            try db.inTransaction { _ in try db.write("INSERT INTO t VALUES (1)") }
             try db.write("INSERT INTO t VALUES (2)")
             #expect(try db.read("SELECT count(*) AS n FROM t")[0]["n"] == .integer(2), "\(path)")
         }
