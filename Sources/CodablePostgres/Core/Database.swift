@@ -25,6 +25,8 @@ extension Postgres {
     public final class Database: Sendable {
         let client: PostgresClient
         private let runner: Task<Void, Never>
+        /// The one watcher of the statements waiting for the server (time limits, lost connections).
+        let statementWatch = StatementWatch()
         /// The tables prepared in this database, by model type.
         let tables = Locked<[ObjectIdentifier: PostgresTable]>([:])
         /// The search declaration (its signature) each table's search column was last made or

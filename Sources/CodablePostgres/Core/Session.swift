@@ -114,7 +114,7 @@ extension Postgres {
                     return try await run()
                 }
                 return try await Self.answer(
-                    within: limit ?? database.statementTimeout.map { $0 + .seconds(5) }, sql: sql, tracked,
+                    within: limit ?? database.statementTimeout.map { $0 + .seconds(5) }, sql: sql, watch: database.statementWatch, tracked,
                     isLost: { running.withLock { $0?.isClosed ?? false } }, onCancel: cancel.request)
             } catch {
                 let failure = Postgres.Error.from(error, sql: sql)
@@ -123,60 +123,39 @@ extension Postgres {
             }
         }
 
-        /// `work`'s result, or an error once `limit` has passed, `isLost` has said so for a while,
-        /// or the task is cancelled; then `onCancel` runs (which asks the server to cancel the
-        /// statement) and `work` is left to finish on its own.
+        /// `work`'s result, or an error once `limit` has passed, the database's ``StatementWatch``
+        /// has seen `isLost` say so for a while, or the task is cancelled; then `onCancel` runs
+        /// (which asks the server to cancel the statement) and `work` is left to finish on its own.
+        /// (`work` runs in a task of its own so that its caller can leave: postgres-nio has no
+        /// cancellation or time limit of its own for a statement.)
         private static func answer<Value: Sendable>(
-            within limit: Duration?, sql: String, _ work: @escaping @Sendable () async throws -> Value,
+            within limit: Duration?, sql: String, watch: StatementWatch, _ work: @escaping @Sendable () async throws -> Value,
             isLost: @escaping @Sendable () -> Bool, onCancel: @escaping @Sendable () -> Void
         ) async throws -> Value {
             let waiting = Locked<CheckedContinuation<Value, any Swift.Error>?>(nil)
-            let tasks = Locked<[Task<Void, Never>]>([])
+            let ticket = Locked<UInt64?>(nil)
+            defer { if let watched = ticket.withLock({ $0 }) { watch.end(watched) } }
             return try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { continuation in
                     waiting.withLock { $0 = continuation }
-                    let worker = Task {
+                    let watched = watch.watch(limit: limit, sql: sql, isLost: isLost) { failure in
+                        waiting.withLock { $0.take() }?.resume(throwing: failure)
+                    }
+                    ticket.withLock { $0 = watched }
+                    Task {
                         do {
                             let value = try await work()
                             waiting.withLock { $0.take() }?.resume(returning: value)
                         } catch {
                             waiting.withLock { $0.take() }?.resume(throwing: error)
                         }
-                        tasks.withLock { $0.forEach { $0.cancel() } }
                     }
-                    // Wakes every quarter second while the statement runs (most never see it wake).
-                    let watcher = Task {
-                        let clock = ContinuousClock(), start = clock.now
-                        var closedChecks = 0
-                        while (try? await Task.sleep(for: .milliseconds(250))) != nil {
-                            let failure: Postgres.Error
-                            if let limit, clock.now - start >= limit {
-                                failure = Postgres.Error(
-                                    .connection, message: "the server did not answer within \(limit); the connection is lost or the server is overloaded",
-                                    sql: sql)
-                            } else if isLost() {
-                                // Twice in a row: an answer already on its way gets half a second.
-                                closedChecks += 1
-                                guard closedChecks >= 2 else { continue }
-                                failure = Postgres.Error(
-                                    .connection, message: "the connection to the server was closed before the statement's answer arrived", sql: sql)
-                            } else {
-                                closedChecks = 0
-                                continue
-                            }
-                            waiting.withLock { $0.take() }?.resume(throwing: failure)
-                            return
-                        }
-                    }
-                    tasks.withLock { $0 = [worker, watcher] }
-                    if waiting.withLock({ $0 == nil }) { watcher.cancel() }
                 }
             } onCancel: {
                 if let continuation = waiting.withLock({ $0.take() }) {
                     onCancel()
                     continuation.resume(throwing: CancellationError())
                 }
-                tasks.withLock { $0.dropFirst().forEach { $0.cancel() } }   // the watcher; the worker waits for the server's answer
             }
         }
 
