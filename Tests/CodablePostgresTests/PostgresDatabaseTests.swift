@@ -64,10 +64,27 @@ struct PostgresDatabaseTests {
         #expect(row["bytes"] == .data(Data([0, 255])))
         #expect(row["u"] == .text("6BA7B810-9DAD-11D1-80B4-00C04FD430C8"))
         #expect(row["j"] == .text(#"{"a": [1, 2]}"#))
-        #expect(row["at"] == .text("2026-11-27T09:30:00.250Z"))
+        #expect(row["at"] == .text("2026-11-27T09:30:00.250000Z"))
         #expect(row["day"] == .text("2026-11-27"))
         #expect(row["nothing"] == .null)
         #expect(try await db.read("SELECT 1 AS one WHERE false").isEmpty)
+        // The edges: numerics beyond a Decimal, special values, microseconds, dates before 2000, oids.
+        let edges = try #require(try await db.read("""
+            SELECT 123456789012345678901234567890123456789012.000000001::numeric AS big, -0.00012::numeric AS small, \
+            0::numeric AS zero, 'NaN'::numeric AS nan, 'Infinity'::numeric AS inf, '-Infinity'::numeric AS ninf, \
+            '1999-12-31 23:59:59.999999+00'::timestamptz AS before, '2026-11-27 09:30:00.000001+00'::timestamptz AS micro, \
+            'infinity'::timestamptz AS forever, 'pg_class'::regclass::oid AS relation
+            """).first)
+        #expect(edges["big"] == .text("123456789012345678901234567890123456789012.000000001"))
+        #expect(edges["small"] == .text("-0.00012"))
+        #expect(edges["zero"] == .text("0"))
+        #expect(edges["nan"] == .text("NaN"))
+        #expect(edges["inf"] == .text("Infinity"))
+        #expect(edges["ninf"] == .text("-Infinity"))
+        #expect(edges["before"] == .text("1999-12-31T23:59:59.999999Z"))
+        #expect(edges["micro"] == .text("2026-11-27T09:30:00.000001Z"))
+        #expect(edges["forever"] == .text("infinity"))
+        #expect(edges["relation"] == .integer(1259))
         // A type it does not convert: a clear error naming the column, and the database still usable.
         await #expect { try await db.read("SELECT spot FROM raw") } throws: { error in
             (error as? Postgres.Error)?.code == .invalidArgument && ModelError.Code(of: error) == .invalidArgument

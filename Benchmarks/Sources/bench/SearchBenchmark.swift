@@ -19,8 +19,9 @@ struct SearchBenchmark {
     let queries: Int
 
     init(settings: Settings) {
-        notes = settings.rows
-        queries = settings.rows < 100_000 ? 200 : 1_000
+        // The quick run is CI's smoke test: small enough to cost seconds.
+        notes = settings.rows < 100_000 ? 2_000 : settings.rows
+        queries = settings.rows < 100_000 ? 50 : 1_000
     }
 
     struct Note: SearchableModel, Sendable, Codable, FetchableRecord, PersistableRecord {

@@ -178,9 +178,17 @@ package enum DeleteRules {
     /// The related values to delete after the owners, each relationship's once, in the order
     /// found; or `ModelError.Code.deleteDenied` when a `.deny` relationship still links values.
     package static func decide<ID: Hashable>(for schema: ModelReflection, found: [(Relationship, [ID])]) throws -> [(Relationship, [ID])] {
+        // One entry per relationship (an engine may look in chunks of ids), in the order found.
+        var merged: [(Relationship, [ID])] = []
+        for (relationship, related) in found {
+            if let index = merged.firstIndex(where: { $0.0.name == relationship.name }) {
+                merged[index].1 += related
+            } else {
+                merged.append((relationship, related))
+            }
+        }
         var cascades: [(Relationship, [ID])] = []
-        var seen: [String: Set<ID>] = [:]
-        for (relationship, related) in found where !related.isEmpty {
+        for (relationship, related) in merged where !related.isEmpty {
             switch relationship.rule {
             case .deny:
                 throw ModelError(.deleteDenied, schema.modelType, """
@@ -189,12 +197,8 @@ package enum DeleteRules {
                     delete them first.
                     """)
             case .cascade:
-                let new = related.filter { seen[relationship.name, default: []].insert($0).inserted }
-                if let index = cascades.firstIndex(where: { $0.0.name == relationship.name }) {
-                    cascades[index].1 += new
-                } else {
-                    cascades.append((relationship, new))
-                }
+                var seen = Set<ID>()
+                cascades.append((relationship, related.filter { seen.insert($0).inserted }))
             case .nullify, .noAction:
                 continue
             }

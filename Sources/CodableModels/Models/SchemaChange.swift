@@ -10,7 +10,7 @@ import Foundation
 /// type the column cannot hold is refused; a property made optional drops `NOT NULL`; a property
 /// made non-optional is refused while rows have no value for it; a column the model no longer
 /// writes that is `NOT NULL` without a default is refused (new rows could not be saved); a table
-/// whose primary key is not `id` is refused. Every refusal is `ModelError.Code.schemaMismatch`,
+/// whose primary key is not `id` alone, or is of another type, is refused. Every refusal is `ModelError.Code.schemaMismatch`,
 /// naming the property, the table and the way out.
 package enum SchemaChange {
     /// An existing column, as the engine's catalog describes it.
@@ -22,6 +22,7 @@ package enum SchemaChange {
         package let accepts: Bool
         package let isNotNull: Bool
         package let hasDefault: Bool
+        /// Whether the column is the table's primary key, alone.
         package let isPrimaryKey: Bool
 
         package init(name: String, type: String, accepts: Bool, isNotNull: Bool, hasDefault: Bool, isPrimaryKey: Bool) {
@@ -87,8 +88,15 @@ package enum SchemaChange {
         func refuse(_ message: String) -> ModelError { ModelError(.schemaMismatch, model, message) }
         guard let id = existing[schema.id.name], id.isPrimaryKey else {
             throw refuse("""
-                table \(table) exists but its primary key is not the column "\(schema.id.name)", so values cannot be \
-                saved by id. Rename the table with a migration, or set `static var tableName` to another name.
+                table \(table) exists but its primary key is not the column "\(schema.id.name)" alone, so values cannot \
+                be saved by id. Rename the table with a migration, or set `static var tableName` to another name.
+                """)
+        }
+        guard id.accepts else {
+            throw refuse("""
+                has an id of type \(schema.id.type), stored as \(typeName(schema.id)), but the primary key "\(schema.id.name)" \
+                of table \(table) is declared \(id.type); its rows could not be found by id. Migrate the table, or set \
+                `static var tableName` to another name.
                 """)
         }
         var steps: [Step] = []

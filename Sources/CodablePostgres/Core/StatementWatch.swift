@@ -37,7 +37,9 @@ extension Postgres {
             state.withLock { state in
                 state.next += 1
                 state.entries[state.next] = Entry(started: .now, limit: limit, sql: sql, isLost: isLost, fail: fail)
-                if state.ticker == nil { state.ticker = Task { [weak self] in await self?.run() } }
+                // Detached: the watcher is the database's, not the priority or task-locals of the
+                // statement that happened to start it.
+                if state.ticker == nil { state.ticker = Task.detached(priority: .medium) { [weak self] in await self?.run() } }
                 return state.next
             }
         }
@@ -58,7 +60,7 @@ extension Postgres {
                             failure = Postgres.Error(
                                 .connection, message: "the server did not answer within \(limit); the connection is lost or the server is overloaded",
                                 sql: entry.sql)
-                        } else if entry.isLost() {
+                        } else if now - entry.started >= Self.tick, entry.isLost() {
                             // Twice in a row: an answer already on its way gets half a second.
                             entry.closedChecks += 1
                             state.entries[ticket] = entry

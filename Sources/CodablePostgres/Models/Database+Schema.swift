@@ -76,10 +76,9 @@ extension Postgres.Database {
                 let existing = try await session.rows("""
                     SELECT col.column_name::text, col.data_type::text, col.is_nullable::text = 'YES', \
                     col.column_default IS NOT NULL OR col.is_identity::text = 'YES' OR col.is_generated::text = 'ALWAYS', \
-                    EXISTS (SELECT 1 FROM information_schema.table_constraints c JOIN information_schema.key_column_usage k \
-                    ON k.constraint_schema = c.constraint_schema AND k.constraint_name = c.constraint_name \
-                    WHERE c.constraint_type = 'PRIMARY KEY' AND c.table_schema = col.table_schema AND c.table_name = col.table_name \
-                    AND k.column_name = col.column_name) \
+                    EXISTS (SELECT 1 FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey) \
+                    WHERE i.indrelid = format('%I.%I', col.table_schema, col.table_name)::regclass AND i.indisprimary \
+                    AND i.indnkeyatts = 1 AND a.attname = col.column_name) \
                     FROM information_schema.columns col WHERE col.table_schema = current_schema() AND col.table_name = $1
                     """, binds)
                 if existing.isEmpty {

@@ -113,10 +113,11 @@ extension SQLite.Database {
     ) throws {
         let table = SQLName.quoted(schema.table)
         let properties = Dictionary(columns.map { ($0.name, $0) }) { first, _ in first }
+        let keyColumns = existing.values.filter { $0.primaryKeyPosition > 0 }.count
         let described = existing.mapValues { column in
             SchemaChange.Column(
                 name: column.name, type: column.type, accepts: properties[column.name].map { column.accepts($0.storage) } ?? true,
-                isNotNull: column.isNotNull, hasDefault: column.defaultValue != nil, isPrimaryKey: column.primaryKeyPosition > 0)
+                isNotNull: column.isNotNull, hasDefault: column.defaultValue != nil, isPrimaryKey: column.primaryKeyPosition > 0 && keyColumns == 1)
         }
         let questions = SchemaChange.questions(for: schema, columns: columns, existing: described)
         var answers = SchemaChange.Answers()
