@@ -16,8 +16,9 @@ import Foundation
 /// ```
 ///
 /// The declaration is ``Model/searchable`` (and ``Model/searchLanguage``), which any model may
-/// give; conforming to `SearchableModel` says so, and makes a model without the declaration fail
-/// to compile rather than at its first search.
+/// give; conforming to `SearchableModel` says the model is searched. A model that lists nothing
+/// (by mistake) throws `ModelError.Code.unsupportedModel` at its first search, naming the
+/// declaration to add.
 ///
 /// The index is created with the model's table, or at the first search of a table saved before
 /// the declaration (its rows are indexed then), rebuilt by itself when the declaration's
