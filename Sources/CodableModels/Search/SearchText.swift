@@ -12,27 +12,7 @@ package struct SearchText: Sendable, Equatable {
     package let words: [String]
 
     package init(_ text: String) {
-        var words: [String] = []
-        var word = String.UnicodeScalarView()
-        var hasLetterOrDigit = false
-        func end() {
-            if hasLetterOrDigit, words.count < Self.maximumWords { words.append(String(word)) }
-            word = String.UnicodeScalarView()
-            hasLetterOrDigit = false
-        }
-        for scalar in text.unicodeScalars {
-            switch Self.kind(of: scalar) {
-            case .letterOrDigit:
-                word.append(scalar)
-                hasLetterOrDigit = true
-            case .mark:
-                word.append(scalar)
-            case .separator:
-                end()
-            }
-        }
-        end()
-        self.words = words
+        words = Self.wordRanges(in: text).prefix(Self.maximumWords).map { String(text.unicodeScalars[$0]) }
     }
 
     /// Whether the text has no word (then nothing matches).

@@ -47,9 +47,9 @@ extension Postgres.Database {
     func prepare(_ table: PostgresTable, indexes: [String]) async throws {
         let wait = Self.schemaLockWait
         do {
-            try await prepareWaitingForLocks(table, indexes: indexes)
-            let plan = try SearchPlan.ifSearchable(table.schema.modelType)
-            searchSignatures.withLock { $0[table.schema.table] = plan?.signature }
+            let search = try SearchPlan.ifSearchable(table.schema.modelType)
+            try await prepareWaitingForLocks(table, indexes: indexes, search: search)
+            searchSignatures.withLock { $0[table.schema.table] = search?.signature }
         } catch let error as Postgres.Error where error.sqlState == "55P03" {
             let model = table.schema.modelType
             throw Postgres.Error(.server, sqlState: "55P03", message: """
@@ -64,7 +64,7 @@ extension Postgres.Database {
     /// How long preparing a table waits for a lock before it fails with `55P03` (tests shorten it).
     @TaskLocal static var schemaLockWait = Duration.seconds(10)
 
-    private func prepareWaitingForLocks(_ table: PostgresTable, indexes: [String]) async throws {
+    private func prepareWaitingForLocks(_ table: PostgresTable, indexes: [String], search: SearchPlan?) async throws {
         try await transactionOnOwnConnection { session in
                 // Instances take turns under the advisory lock (as long as another needs); the
                 // limit is for the locks the DDL itself takes.
@@ -92,12 +92,12 @@ extension Postgres.Database {
                             isNotNull: !isNullable, hasDefault: hasDefault, isPrimaryKey: isPrimaryKey)
                     }
                     try await evolve(table, existing: columns, session: session)
-                    if columns[Self.searchColumn] != nil, try SearchPlan.ifSearchable(table.schema.modelType) == nil {
+                    if columns[Self.searchColumn] != nil, search == nil {
                         try await removeSearch(of: table, session: session)
                     }
                 }
-                if let plan = try SearchPlan.ifSearchable(table.schema.modelType) {
-                    try await prepareSearch(plan, of: table, session: session)
+                if let search {
+                    try await prepareSearch(search, of: table, session: session)
                 }
                 // Only what is missing: CREATE INDEX IF NOT EXISTS locks the table even when the
                 // index exists, which would wait for any transaction writing the table.

@@ -30,7 +30,7 @@ extension SQLite.Database {
         let (condition, order) = try filter.searchClauses(
             in: &dialect, best: "codable_hits.codable_rank", id: "\(quotedTable).\(ModelReflection.quotedID)", limit: limit)
         guard !query.isEmpty, let table = try tableForReading(T.self) else { return [] }
-        _ = try ensureSearchIndex(T.self)
+        try ensureSearchIndex(plan)
         // The index's best rows (BM25 with the declared weights: lower is better, so the score is
         // its negation), joined to the table by rowid; the filter's conditions are on the table.
         let weights = plan.fields.map { String($0.weight) }.joined(separator: ", ")
@@ -62,7 +62,7 @@ extension SQLite.Database {
         } catch let error as SQLite.Error where error.message.contains("no such table") {
             // Another process dropped the index (an app version without the declaration): made again.
             searchIndexes.forget(table: plan.table)
-            _ = try ensureSearchIndex(T.self)
+            try ensureSearchIndex(plan)
             do {
                 rows = try read()
             } catch let retry as SQLite.Error where retry.message.contains("no such table") {

@@ -131,11 +131,10 @@ extension SQLite.Database {
         try SearchIndex(plan: plan).prepare(on: connection, columns: try connection.columnsByName(in: schema.table))
     }
 
-    /// Makes sure the index of `T`'s existing table is current before a search reads it: checked
+    /// Makes sure the index of a plan's existing table is current before a search reads it: checked
     /// on a reader, made on the writer only when it is not.
-    func ensureSearchIndex<T: Model>(_ type: T.Type) throws -> SearchPlan {
-        let plan = try SearchPlan.of(T.self)
-        if searchIndexes.isCurrent(plan) { return plan }
+    func ensureSearchIndex(_ plan: SearchPlan) throws {
+        if searchIndexes.isCurrent(plan) { return }
         let index = SearchIndex(plan: plan)
         if try !withReader({ try index.isCurrent(on: $0) }) {
             _ = try withWriter { connection in
@@ -144,7 +143,6 @@ extension SQLite.Database {
         }
         // Inside a transaction, a rollback could still take the index away.
         if !hasOpenTransactions { searchIndexes.found(plan) }
-        return plan
     }
 
     /// Empties a searchable model's full-text index and fills it again from its table's rows.
@@ -159,7 +157,9 @@ extension SQLite.Database {
     public func rebuildSearchIndex<T: Model & Sendable>(_ type: T.Type) async throws {
         try await performWrite { connection in
             guard try self.tableForReading(T.self) != nil else { return }
-            let index = SearchIndex(plan: try self.ensureSearchIndex(T.self))
+            let plan = try SearchPlan.of(T.self)
+            try self.ensureSearchIndex(plan)
+            let index = SearchIndex(plan: plan)
             try connection.inTransaction {
                 try connection.execute("DELETE FROM \(index.quotedIndex)")
                 try connection.execute(index.fill)
