@@ -66,8 +66,8 @@ struct ColumnArrays {
         var columns = [[String?]](repeating: [], count: width)
         for index in columns.indices { columns[index].reserveCapacity(values.count) }
         var isRewritten = [Bool](repeating: false, count: values.count)
-        var lastPositionOfID: [ByteKey: Int] = Dictionary(minimumCapacity: values.count)
-        var hasDuplicates = false
+        var ids: [ByteKey?] = []
+        ids.reserveCapacity(values.count)
         var stored = [StoredValue?](repeating: nil, count: width)
         var row = [String?](repeating: nil, count: width)
         for (position, value) in values.enumerated() {
@@ -91,8 +91,8 @@ struct ColumnArrays {
                 try Self.encodeMembers(of: value, table: table, skipping: toMany, indexByName: indexByName, into: &row, changed: &changed)
             }
             for (index, ids) in toOneColumns { row[index] = position < ids.count ? ids[position] : nil }
+            ids.append(row[idIndex].map(ByteKey.init))
             if let id = row[idIndex] {
-                if lastPositionOfID.updateValue(position, forKey: ByteKey(id)) != nil { hasDuplicates = true }
                 if table.schema.assignsID, let integer = Int64(id) { explicitIDs.insert(integer) }
             } else if table.schema.assignsID {
                 changed = true
@@ -101,12 +101,9 @@ struct ColumnArrays {
             for index in 0..<width { columns[index].append(row[index]) }
         }
 
-        // An id given more than once keeps its last value only: the earlier rows are dropped.
-        var kept = [Bool](repeating: true, count: values.count)
-        if hasDuplicates {
-            for position in values.indices {
-                if let id = columns[idIndex][position], lastPositionOfID[ByteKey(id)] != position { kept[position] = false }
-            }
+        // An id given more than once keeps its last value only (GraphSave): the earlier rows are dropped.
+        let kept = GraphSave.storedPositions(ids: ids)
+        if kept.contains(false) {
             for index in columns.indices {
                 columns[index] = zip(columns[index], kept).compactMap { text, keep in keep ? .some(text) : nil }
             }

@@ -2,9 +2,8 @@
 import Foundation
 import PostgresNIO
 
-/// Saving and deleting values with relationships on PostgreSQL, with SQLite's semantics (see
-/// `Database+Relationships.swift` in CodableSQLite): related values are saved first, then the
-/// values, then the to-many links; deletes apply each relationship's `DeleteRule`.
+/// Saving and deleting values with relationships on PostgreSQL: the steps of `GraphSave` and the
+/// rules of `DeleteRules` (CodableModels), the same decisions SQLite carries out.
 ///
 /// Statements go per relationship edge, never per value: all the values one call saves of a
 /// target type at one place in the graph are one upsert, and each to-many's links one delete and
@@ -20,7 +19,21 @@ extension Postgres.Session {
         var changed = false
         var toOneIDs: [String: [String?]] = [:]
         var links: [String: [[String]]] = [:]
-        for relationship in table.schema.relationships {
+        var ownerIDs: [String?] = []
+        for step in GraphSave.steps(for: table.schema) {
+            switch step {
+            case .related(let relationship):
+                try await saveRelated(relationship)
+            case .values:
+                ownerIDs = try await saveValues()
+            case .links(let relationship):
+                guard let target = table.targets[relationship.name], let targets = links[relationship.name] else { continue }
+                try await replaceLinks(relationship, owners: ownerIDs, targets: targets, ownerKind: table.id.kind, targetKind: target.id.kind)
+            }
+        }
+
+        // The related values of one relationship, for all the values: one save per target type.
+        func saveRelated(_ relationship: Relationship) async throws {
             let related = values.map { relationship.related($0) }
             func save<Target: Model>(_ target: Target.Type) async throws -> [[String]] {
                 let flat: [Target] = related.flatMap { $0.compactMap { $0 as? Target } }
@@ -51,22 +64,22 @@ extension Postgres.Session {
                 toOneIDs[relationship.name] = ids.map { $0.first }
             }
         }
-        let arrays = try ColumnArrays(values, table: table, toOneIDs: toOneIDs)
-        let assignedIDs = try await upsert(arrays, into: table, avoiding: graphIDs.ids(of: T.self))
-        changed = changed || arrays.rewritesAny || !assignedIDs.isEmpty
-        guard let idColumn = table.columns.firstIndex(where: { $0.name == table.id.name }) else {
-            throw ModelError(.unexpectedResult, T.self, "has no id column")
+
+        // The values in one upsert; returns each value's stored id, nil for one replaced by a
+        // later value with its id (which wins, links included).
+        func saveValues() async throws -> [String?] {
+            let arrays = try ColumnArrays(values, table: table, toOneIDs: toOneIDs)
+            let assignedIDs = try await upsert(arrays, into: table, avoiding: graphIDs.ids(of: T.self))
+            changed = changed || arrays.rewritesAny || !assignedIDs.isEmpty
+            guard let idColumn = table.columns.firstIndex(where: { $0.name == table.id.name }) else {
+                throw ModelError(.unexpectedResult, T.self, "has no id column")
+            }
+            return arrays.rowOfValue.map { row in
+                guard row >= 0 else { return nil }
+                return assignedIDs[row].map(String.init) ?? arrays.columns[idColumn][row]
+            }
         }
-        // Each value's stored id; nil for one replaced by a later value with its id (which wins,
-        // links included).
-        let ownerIDs: [String?] = arrays.rowOfValue.map { row in
-            guard row >= 0 else { return nil }
-            return assignedIDs[row].map(String.init) ?? arrays.columns[idColumn][row]
-        }
-        for relationship in table.schema.relationships where relationship.isToMany {
-            guard let target = table.targets[relationship.name], let targets = links[relationship.name] else { continue }
-            try await replaceLinks(relationship, owners: ownerIDs, targets: targets, ownerKind: table.id.kind, targetKind: target.id.kind)
-        }
+
         guard changed else { return (values, false) }
         // Read back what was stored (one statement for the whole graph).
         var binds = PostgresBindings()

@@ -6,9 +6,10 @@ import Foundation
 ///   graph one statement for the related values (and one for a to-many's links), each selecting
 ///   them with a subquery of the ids above it: the count depends on the graph's shape, never on
 ///   the number of rows. All of them read one snapshot.
-/// - Saving saves related values first (by id: an upsert, once per value per call), then the
-///   value, then replaces a to-many's links when they changed. An id assigned during the call
-///   never takes one that another value of the call gives explicitly (see `ExplicitIDs`).
+/// - Saving carries out `GraphSave`'s steps value by value: related values first (by id: an
+///   upsert, once per value per call unless a later one differs), then the value, then a to-many's
+///   links. An id assigned during the call never takes one that another value of the call gives
+///   explicitly (see `ExplicitIDs`).
 /// - Deleting applies each relationship's `DeleteRule`.
 extension SQLite.Database {
     // MARK: Loading
@@ -86,13 +87,31 @@ extension SQLite.Database {
     ) throws -> T {
         var relatedByKey: [String: [any Model]] = [:]
         let assignedBefore = saved.assignedIDs
-        for relationship in table.schema.relationships {
-            var savedRelated: [any Model] = []
-            for related in relationship.related(value) {
-                savedRelated.append(try saveRelated(related, on: connection, saved: &saved))
+        var stored = value
+        var owner = SQLite.Value.null
+        for step in GraphSave.steps(for: table.schema) {
+            switch step {
+            case .related(let relationship):
+                relatedByKey[relationship.name] = try relationship.related(value).map { try saveRelated($0, on: connection, saved: &saved) }
+            case .values:
+                stored = try saveGraphRow(
+                    value, table: table, relatedByKey: relatedByKey, assignedBefore: assignedBefore, on: connection, elementIndex: elementIndex,
+                    saved: &saved)
+                owner = try storedID(of: stored)
+            case .links(let relationship):
+                let targets = try (relatedByKey[relationship.name] ?? []).map { try storedID(of: $0) }
+                try replaceLinks(relationship, owner: owner, targets: targets, on: connection)
             }
-            relatedByKey[relationship.name] = savedRelated
         }
+        return stored
+    }
+
+    /// The row of `value` in a graph save, its to-one relationships as the related values' ids
+    /// (`relatedByKey`, saved before); read back when it or a related value got an id.
+    private func saveGraphRow<T: Model>(
+        _ value: T, table: ModelTable, relatedByKey: [String: [any Model]], assignedBefore: Int, on connection: RawConnection,
+        elementIndex: Int?, saved: inout SavedValues
+    ) throws -> T {
         // Whether this value, or a related one at any depth, gets its id now: then the saved value
         // differs from `value` and is read back.
         let assignsIDs = (table.schema.assignsID && isNilOptional(value.id)) || saved.assignedIDs > assignedBefore
@@ -117,7 +136,7 @@ extension SQLite.Database {
             try saved.findExplicitIDs()
             assignedID = try saved.explicitIDs.idToAssign(T.self, in: table, on: connection)
         }
-        let stored = try connection.withStatement(assignsIDs ? table.upsertReturning : table.upsert) { statement -> T in
+        return try connection.withStatement(assignsIDs ? table.upsertReturning : table.upsert) { statement -> T in
             try statement.bindRow(value, options: encoding, elementIndex: elementIndex)
             try statement.bindAssignedID(assignedID, table: table)
             guard assignsIDs else {
@@ -130,12 +149,6 @@ extension SQLite.Database {
             }
             return row
         }
-        let owner = try storedID(of: stored)
-        for relationship in relationships where relationship.isToMany {
-            let targets = try (relatedByKey[relationship.name] ?? []).map { try storedID(of: $0) }
-            try replaceLinks(relationship, owner: owner, targets: targets, on: connection)
-        }
-        return stored
     }
 
     private func saveRelated(_ value: any Model, on connection: RawConnection, saved: inout SavedValues) throws -> any Model {
