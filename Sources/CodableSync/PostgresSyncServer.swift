@@ -73,6 +73,11 @@ extension Postgres {
         ///   whole); `Postgres.Error` for a failure that may pass (the connection, a deadlock).
         ///   Nothing is applied then.
         public func push(_ push: SyncPush) async throws -> SyncPushResult {
+            try await apply(push, account: nil)
+        }
+
+        /// ``push(_:)``, on behalf of `account` when given (see ``push(_:as:)``).
+        func apply(_ push: SyncPush, account: String?) async throws -> SyncPushResult {
             try await install()
             var latest: [SyncedModel.Row: ServerPush.Change] = [:]
             for change in push.changes {
@@ -90,9 +95,10 @@ extension Postgres {
             let ordered = latest.values.sorted { $0.seq < $1.seq }
             let models = models, log = log
             return try await log.db.inTransaction { tx -> SyncPushResult in
-                let start = try await log.beginPush(tx, push, upTo: upTo)
+                let start = try await log.beginPush(tx, push, upTo: upTo, account: account)
                 if let answer = start.answer { return answer }
-                var application = ServerPush(tx: tx, log: log, models: models, device: start.device, horizon: try await log.horizon(tx))
+                var application = ServerPush(
+                    tx: tx, log: log, models: models, device: start.device, account: account, horizon: try await log.horizon(tx))
                 var result = try await application.apply(ordered.filter { $0.seq > start.previous })
                 if let refusal = result.refused.first, push.keepsRefused != true {
                     throw SQLite.Sync.Error(.changeRefused, "\(refusal.message) (\(refusal.reason)); nothing of this push is applied")
@@ -112,13 +118,18 @@ extension Postgres {
         ///
         /// - Throws: `SQLite.Sync.Error.Code.invalidArgument` for a limit below 1.
         public func pull(_ pull: SyncPull) async throws -> SyncPullResult {
+            try await answer(pull, account: nil)
+        }
+
+        /// ``pull(_:)``, on behalf of `account` when given (see ``pull(_:as:)``).
+        func answer(_ pull: SyncPull, account: String?) async throws -> SyncPullResult {
             guard pull.limit > 0 else { throw SQLite.Sync.Error(.invalidArgument, "a pull's limit must be at least 1, not \(pull.limit)") }
             try await install()
             let limit = min(pull.limit, Self.pullLimit)
             // The log first, then the epoch and horizon: a compaction that commits in between
             // moves the horizon this answer gives, so the device starts over rather than miss
             // the deletes it forgot.
-            let entries = try await log.changes(after: pull.after, limit: limit)
+            let entries = try await log.changes(after: pull.after, limit: limit, scoped: account.map { (ServerScopes(models: models), $0) })
             let (epoch, horizon, ahead) = try await log.epoch(after: pull.after, deviceEpoch: pull.epoch)
             let behind = pull.after > 0 && pull.after < horizon
             if behind || ahead {
@@ -136,18 +147,19 @@ extension Postgres {
                 return SyncPullResult(changes: [], version: pull.after, more: false, epoch: epoch, horizon: horizon)
             }
             // Each entry's model and canonical id (entries of tables not synced here are left out).
-            let resolved = entries.compactMap { entry -> (model: SyncedModel, id: String, version: Int64)? in
+            let resolved = entries.compactMap { entry -> (model: SyncedModel, id: String, version: Int64, isRemoval: Bool)? in
                 guard let model = models.first(where: { $0.table == entry.table }), let id = model.canonicalID(entry.id) else { return nil }
-                return (model, id, entry.version)
+                return (model, id, entry.version, entry.isRemoval)
             }
             var values: [String: [String: any Model & Sendable]] = [:]
             for model in models {
-                let wanted = Set(resolved.filter { $0.model.table == model.table }.map(\.id))
+                let wanted = Set(resolved.filter { $0.model.table == model.table && !$0.isRemoval }.map(\.id))
                 if !wanted.isEmpty { values[model.table] = try await model.serverValues(log.db, Array(wanted)) }
             }
             let changes = try resolved.map { entry in
-                SyncChange(table: entry.model.table, id: entry.id, value: try values[entry.model.table]?[entry.id].map(entry.model.encode),
-                           version: entry.version)
+                // A removal (a revoked share) is a delete on the device, whatever the row is here.
+                SyncChange(table: entry.model.table, id: entry.id,
+                           value: entry.isRemoval ? nil : try values[entry.model.table]?[entry.id].map(entry.model.encode), version: entry.version)
             }
             return SyncPullResult(changes: changes, version: last.version, more: entries.count == limit, epoch: epoch, horizon: horizon)
         }

@@ -29,6 +29,8 @@ struct ServerLog: Sendable {
         let table: String
         let id: String
         let deleted: Bool
+        /// A row that left the pulling account's scope (a revoked share): a delete on its devices.
+        var isRemoval = false
     }
 
     /// Creates the log, the device table, the trigger function and each model's table and
@@ -137,22 +139,43 @@ struct ServerLog: Sendable {
                         """)
                 }
             }
+            try await ServerScopes(models: models).install(tx)
         }
     }
 
     /// The changes after `version`, oldest first, at most `limit`. (Ordered by the column, not by
     /// the selected text: `ORDER BY version` would name the output column, and sort "10" before
     /// "9".)
-    func changes(after version: Int64, limit: Int) async throws -> [Change] {
-        try await db.textRows("""
-            SELECT c.version::text, c.tbl, c.id, c.deleted::text FROM codablesync_changes c
-            WHERE c.version > $1::bigint ORDER BY c.version LIMIT $2::int
-            """, [String(version), String(limit)]).map { row in
-            guard row.count == 4, let version = row[0].flatMap({ Int64($0) }), let table = row[1], let id = row[2],
+    ///
+    /// For an `account`, only the rows of its scope (``ServerScopes``), the deletes of rows it
+    /// could read when they went, and the removals of rows that left its scope, in one order.
+    func changes(after version: Int64, limit: Int, scoped: (scopes: ServerScopes, account: String)? = nil) async throws -> [Change] {
+        let rows: [[String?]]
+        if let (scopes, account) = scoped {
+            rows = try await db.textRows("""
+                \(scopes.scope(account: 3))
+                SELECT x.version::text, x.tbl, x.id, x.deleted::text, x.removal::text FROM (
+                    SELECT c.version, c.tbl, c.id, c.deleted, false AS removal FROM codablesync_changes c
+                    WHERE c.version > $1::bigint AND (
+                        EXISTS (SELECT 1 FROM scope s WHERE s.tbl = c.tbl AND s.id = c.id)
+                        OR (c.deleted AND EXISTS (SELECT 1 FROM codablesync_audience a WHERE a.tbl = c.tbl AND a.id = c.id AND $3 = ANY(a.accounts))))
+                    UNION ALL
+                    SELECT r.version, r.tbl, r.id, true, true FROM codablesync_removals r
+                    WHERE r.account = $3 AND r.version > $1::bigint AND NOT EXISTS (SELECT 1 FROM scope s WHERE s.tbl = r.tbl AND s.id = r.id)
+                ) x ORDER BY x.version LIMIT $2::int
+                """, [String(version), String(limit), account])
+        } else {
+            rows = try await db.textRows("""
+                SELECT c.version::text, c.tbl, c.id, c.deleted::text, 'false' FROM codablesync_changes c
+                WHERE c.version > $1::bigint ORDER BY c.version LIMIT $2::int
+                """, [String(version), String(limit)])
+        }
+        return try rows.map { row in
+            guard row.count == 5, let version = row[0].flatMap({ Int64($0) }), let table = row[1], let id = row[2],
                   let deleted = row[3] else {
                 throw SQLite.Sync.Error(.corruptState, "a row of codablesync_changes is not (version, tbl, id, deleted)")
             }
-            return Change(version: version, table: table, id: id, deleted: deleted == "true")
+            return Change(version: version, table: table, id: id, deleted: deleted == "true", isRemoval: row[4] == "true")
         }
     }
 
@@ -181,8 +204,20 @@ struct ServerLog: Sendable {
     /// - Otherwise the server knows a push of this device id that the device does not: the file
     ///   is a copy (or a restored backup) of another device's. Its changes are all applied, as a
     ///   new device's, which the answer names.
-    func beginPush(_ tx: Postgres.Transaction, _ push: SyncPush, upTo seq: Int64) async throws -> PushStart {
+    ///
+    /// With an `account`, a device id or push token another account used is refused
+    /// (`unauthorized`) before anything is read or written.
+    func beginPush(_ tx: Postgres.Transaction, _ push: SyncPush, upTo seq: Int64, account: String? = nil) async throws -> PushStart {
         _ = try await tx.textRows("SELECT pg_advisory_xact_lock(\(Self.lock))::text", [])
+        if let account {
+            let owners = try await tx.textRows("""
+                SELECT d.account FROM codablesync_devices d WHERE d.device = $1 OR d.token = $2
+                UNION ALL SELECT d.account FROM codablesync_pushes p JOIN codablesync_devices d ON d.device = p.device WHERE p.token = $2
+                """, [push.device, push.token])
+            if owners.contains(where: { $0.first.flatMap { $0 } != account }) {
+                throw SQLite.Sync.Error(.unauthorized, "device \(push.device) or push \(push.token) belongs to another account than \(account)")
+            }
+        }
         if let applied = try await tx.textRows(
             "SELECT device, answer FROM codablesync_pushes WHERE token = $1", [push.token]).first,
            applied.count == 2, let device = applied[0] {
@@ -223,9 +258,9 @@ struct ServerLog: Sendable {
         }
         _ = try await tx.textRows("SELECT set_config('codablesync.origin', $1, true)", [start.device])
         try await tx.execute("""
-            INSERT INTO codablesync_devices (device, pushed, token) VALUES ($1, $2::bigint, $3)
+            INSERT INTO codablesync_devices (device, pushed, token, account) VALUES ($1, $2::bigint, $3, $4)
             ON CONFLICT (device) DO UPDATE SET pushed = greatest(codablesync_devices.pushed, EXCLUDED.pushed), token = EXCLUDED.token
-            """, start.device, String(seq), push.token)
+            """, start.device, String(seq), push.token, account)
         try await tx.execute("INSERT INTO codablesync_pushes (token, device, upto) VALUES ($1, $2, $3::bigint)", push.token, start.device, String(seq))
         return start
     }
@@ -255,6 +290,15 @@ struct ServerLog: Sendable {
     /// Logs rows of `table` (ids in the server's text) as changed now, by no device, so that
     /// every device (the pushing one too) pulls them, and a later push of an older copy meets
     /// them as another writer's change: rows a device's delete could not remove, and merges.
+    /// ``relog(_:table:ids:)`` for the rows that are not deleted.
+    func relogExisting(_ tx: Postgres.Transaction, table: String, ids: [String]) async throws {
+        guard !ids.isEmpty else { return }
+        try await tx.execute("""
+            WITH moved AS (DELETE FROM codablesync_changes WHERE tbl = $1 AND id = ANY($2::text[]) AND NOT deleted RETURNING tbl, id)
+            INSERT INTO codablesync_changes (tbl, id, deleted, origin) SELECT tbl, id, false, NULL FROM moved
+            """, table, Self.arrayLiteral(ids))
+    }
+
     func relog(_ tx: Postgres.Transaction, table: String, ids: [String]) async throws {
         guard !ids.isEmpty else { return }
         try await tx.execute("DELETE FROM codablesync_changes WHERE tbl = $1 AND id = ANY($2::text[])", table, Self.arrayLiteral(ids))

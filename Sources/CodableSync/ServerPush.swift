@@ -38,6 +38,10 @@ struct ServerPush {
     let models: [SyncedModel]
     /// The device the changes are from (a copy's new id).
     let device: String
+    /// The account the push is on behalf of (``ServerScopes``); `nil`: a trusted caller, unscoped.
+    let account: String?
+    /// Rows the push may create, which become the account's.
+    private var claimed: [SyncedModel.Row] = []
     /// The newest version whose tombstone the server forgot: a change made over an older one may
     /// link rows deleted since without a trace but their absence.
     let horizon: Int64
@@ -48,17 +52,19 @@ struct ServerPush {
     /// Deletes other rows still needed, by table, tried again at the end.
     private var waitingDeletes: [String: [String]] = [:]
 
-    init(tx: Postgres.Transaction, log: ServerLog, models: [SyncedModel], device: String, horizon: Int64) {
+    init(tx: Postgres.Transaction, log: ServerLog, models: [SyncedModel], device: String, account: String? = nil, horizon: Int64) {
         self.tx = tx
         self.log = log
         self.models = models
         self.device = device
+        self.account = account
         self.horizon = horizon
     }
 
     /// Applies `changes` (each row's latest, oldest entry first) and returns the answer.
     mutating func apply(_ changes: [Change]) async throws -> SyncPushResult {
         var changes = try await decode(changes)
+        try await authorize(changes)
         changes = try await findConflicts(changes)
         changes = try await dropLinksToDeletedRows(changes)
         var run: [Change] = []
@@ -76,6 +82,16 @@ struct ServerPush {
         let clashing = changes.filter { refused[$0.row]?.reason == .uniqueClash }
         for change in clashing { refused[change.row] = nil }
         try await applyRun(clashing)
+        if let account {
+            // Only what was written: a refused change's new rows stay no one's.
+            let written = Set(changes.filter { refused[$0.row] == nil }.flatMap { change in
+                [change.row] + (change.value.map { change.model.related($0) } ?? [])
+            })
+            try await ServerScopes(models: models).claim(
+                tx, account: account, rows: claimed.filter { written.contains($0) }.map { row in
+                    SyncedModel.Row(table: row.table, id: models.first { $0.table == row.table }?.serverText(row.id) ?? row.id)
+                })
+        }
         let applied = merged.filter { refused[$0] == nil }
         for model in models {
             try await log.relog(tx, table: model.table, ids: applied.filter { $0.table == model.table }.map { model.serverText($0.id) })
@@ -117,6 +133,56 @@ struct ServerPush {
                 refuse(change, .undecodable, "the server cannot decode the pushed \(change.model.name) \(change.id): \(error)")
             }
             return change
+        }
+    }
+
+    /// With an account: refuses each change to a row outside its write scope, and each value that
+    /// links a row it cannot read (either may exist, owned by another account, or have been
+    /// deleted); rows no one has and no one owned yet are the push's to create.
+    private mutating func authorize(_ changes: [Change]) async throws {
+        guard let account else { return }
+        var rows: Set<SyncedModel.Row> = []
+        for change in changes where refused[change.row] == nil {
+            rows.insert(change.row)
+            if let value = change.value { rows.formUnion(change.model.related(value)) }
+        }
+        let scopes = ServerScopes(models: models)
+        func server(_ row: SyncedModel.Row) -> (table: String, id: String) {
+            (row.table, models.first { $0.table == row.table }?.serverText(row.id) ?? row.id)
+        }
+        let access = try await scopes.access(tx, account: account, rows: rows.map(server))
+        var existing: Set<SyncedModel.Row> = []
+        for model in models {
+            let outside = rows.filter { $0.table == model.table && access.inScope[SyncedModel.Row(table: $0.table, id: server($0).id)] == nil }
+            let found = try await scopes.existing(tx, model, ids: outside.map { server($0).id })
+            existing.formUnion(outside.filter { found.contains(server($0).id) })
+        }
+        /// Whether `row` is the push's to create: no one has it, no one owns it.
+        func isNew(_ row: SyncedModel.Row) -> Bool {
+            !existing.contains(row) && access.owners[SyncedModel.Row(table: row.table, id: server(row).id)] == nil
+        }
+        for change in changes where refused[change.row] == nil {
+            switch access.inScope[SyncedModel.Row(table: change.row.table, id: server(change.row).id)] {
+            case true?:
+                break
+            case false?:
+                refuse(change, .forbidden, "\(change.model.name) \(change.id) is shared with \(account) read-only")
+                continue
+            case nil:
+                guard isNew(change.row) else {
+                    refuse(change, .forbidden, "\(change.model.name) \(change.id) is not \(account)'s to change")
+                    continue
+                }
+                if change.value != nil { claimed.append(change.row) }
+            }
+            guard let value = change.value else { continue }
+            for related in change.model.related(value) where access.inScope[SyncedModel.Row(table: related.table, id: server(related).id)] == nil {
+                guard isNew(related) else {
+                    refuse(change, .forbidden, "\(change.model.name) \(change.id) links \(related.table) \(related.id), which \(account) cannot read")
+                    break
+                }
+                claimed.append(related)
+            }
         }
     }
 
@@ -280,7 +346,9 @@ struct ServerPush {
         for model in models {
             let ids = changes.filter { $0.model.table == model.table && refused[$0.row] != nil }.map(\.id)
             guard !ids.isEmpty else { continue }
-            let current = try await model.serverValues(tx, ids)
+            // A row the account may not read is not told, not even whether it exists.
+            let readable = ids.filter { refused[.init(table: model.table, id: $0)]?.reason != .forbidden }
+            let current = try await model.serverValues(tx, readable)
             for id in ids {
                 guard let (reason, message) = refused[.init(table: model.table, id: id)] else { continue }
                 refusals.append(SyncRefusal(table: model.table, id: id, reason: reason, message: message, serverValue: try current[id].map(model.encode)))

@@ -128,6 +128,11 @@ extension SQLite {
                 /// device cannot keep refused changes (an app version from before refusals): the
                 /// push is refused whole, as before.
                 public static let changeRefused = Code("changeRefused")
+                /// A request without a valid account: a bearer token unknown, revoked or expired,
+                /// or a device id or push token of another account's.
+                public static let unauthorized = Code("unauthorized")
+                /// The account may not do this (share a row it does not own).
+                public static let forbidden = Code("forbidden")
                 public var description: String { name }
                 /// Whether `error` is a ``SQLite/Sync/Error`` with this code.
                 public static func ~= (code: Code, error: any Swift.Error) -> Bool { (error as? SQLite.Sync.Error)?.code == code }

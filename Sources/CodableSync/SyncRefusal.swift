@@ -45,6 +45,10 @@ public struct SyncRefusal: Codable, Sendable, Hashable {
         /// The value cannot be without a row another writer deleted (a non-optional to-one): the
         /// delete wins, and the value is not saved.
         public static let relatedDeleted = Reason("relatedDeleted")
+        /// The row is outside the pushing account's write scope (another account's, or shared
+        /// with it read-only), or the value links a row the account cannot read. Nothing of the
+        /// server's row is in the refusal.
+        public static let forbidden = Reason("forbidden")
         /// Another integrity rule of the server's (SQLSTATE class 23).
         public static let constraint = Reason("constraint")
     }

@@ -56,6 +56,23 @@ struct SyncedModel: Sendable {
     /// non-optional to-one, a `let` property).
     let droppingLinks: @Sendable (any Model & Sendable, _ rows: Set<Row>) -> (any Model & Sendable)?
 
+    /// The server's type of the id column (`uuid` or `text`).
+    let serverIDType: String
+    /// The rows a row of this table links on the server, for scopes (``ServerScopes``).
+    let edges: [Edge]
+
+    /// A relationship as the server stores it: a to-one's column on the owner's row, or a
+    /// to-many's link table (`owner`, `target`).
+    struct Edge: Sendable {
+        enum Storage: Sendable {
+            case column(String)
+            case linkTable(String)
+        }
+        let storage: Storage
+        /// The related model's table.
+        let target: String
+    }
+
     /// A row of a synced table, by canonical id.
     struct Row: Hashable, Sendable {
         let table: String
@@ -208,6 +225,10 @@ struct SyncedModel: Sendable {
         }
         let quotedTable = SQLName.quoted(T.tableName)
         let serverIDType = T.ID.self == UUID.self ? "uuid" : "text"
+        self.serverIDType = serverIDType
+        edges = relationships.map { relationship in
+            Edge(storage: relationship.isToMany ? .linkTable(relationship.linkTable) : .column(relationship.name), target: relationship.target.tableName)
+        }
         deleteLocal = { db, texts in
             let ids = texts.compactMap { parse($0).map(text) }
             @Sendable func delete(_ chunk: [String]) async throws -> Bool {

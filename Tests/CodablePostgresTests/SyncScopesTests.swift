@@ -1,0 +1,224 @@
+#if Postgres
+import CodableSync
+import Foundation
+import Testing
+
+/// Sync for many accounts: each device pulls its account's scope only, writes outside it are
+/// refused per change, shares bring and revokes remove rows; on a real server, devices as real
+/// SQLite files.
+@Suite("Sync: accounts, scopes and sharing", .serverShare, .needsPostgres, .serialized, .hangLimit(minutes: 3))
+struct SyncScopesTests {
+    struct Item: UUIDModel, Sendable, Equatable {
+        let id: UUID
+        var title: String
+    }
+
+    struct List: UUIDModel, Sendable, Equatable {
+        let id: UUID
+        var name: String
+        var items: [Item]
+    }
+
+    static let models: [any (Model & Sendable).Type] = [Item.self, List.self]
+
+    /// A device of `account`: its own SQLite file.
+    static func device(_ server: Postgres.SyncServer, _ account: SyncAccount) throws -> (db: SQLite.Database, sync: SQLite.Sync) {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("scope-\(UUID().uuidString).sqlite").path
+        let db = try SQLite.Database(path: path)
+        return (db, try SQLite.Sync(local: db, transport: server.transport(for: account), models: models))
+    }
+
+    static func titles(_ db: some ModelStore) async throws -> [String] {
+        try await db.get(Item.self).map(\.title).sorted()
+    }
+
+    static func listNames(_ db: some ModelStore) async throws -> [String] {
+        try await db.get(List.self).map(\.name).sorted()
+    }
+
+    @Test("two accounts, three devices: nothing crosses; a shared list reaches the other account with what it links, read-only refused, revoked removed")
+    func accountsAndSharing() async throws {
+        let postgres = try await TestServer.shared.freshDatabase()
+        let server = try Postgres.SyncServer(database: postgres, models: Self.models)
+        let alice = try await server.addAccount("alice").account
+        let bob = try await server.addAccount("bob").account
+        let alice1 = try Self.device(server, alice), alice2 = try Self.device(server, alice), bob1 = try Self.device(server, bob)
+
+        let groceries = List(id: UUID(), name: "groceries", items: [Item(id: UUID(), title: "milk")])
+        _ = try await alice1.db.save(groceries)
+        _ = try await bob1.db.save(List(id: UUID(), name: "bob's secrets", items: [Item(id: UUID(), title: "diary")]))
+        for device in [alice1, bob1, alice2] { try await device.sync.sync() }
+        #expect(try await Self.listNames(alice2.db) == ["groceries"])
+        #expect(try await Self.titles(alice2.db) == ["milk"])
+        #expect(try await Self.listNames(bob1.db) == ["bob's secrets"])
+        #expect(try await Self.titles(bob1.db) == ["diary"])
+        #expect(try await Self.listNames(postgres) == ["bob's secrets", "groceries"])
+
+        // Shared read-only: the list and its items reach bob's device (an initial sync of the share).
+        try await server.share(groceries, with: bob, access: .read, by: alice)
+        try await bob1.sync.sync()
+        #expect(try await Self.listNames(bob1.db) == ["bob's secrets", "groceries"])
+        #expect(try await Self.titles(bob1.db) == ["diary", "milk"])
+        #expect(try await server.shares(table: List.tableName, id: groceries.id.uuidString) == [bob: .read])
+
+        // What alice adds follows; what bob changes is refused, and stays his alone.
+        var more = groceries
+        more.items.append(Item(id: UUID(), title: "eggs"))
+        _ = try await alice1.db.save(more)
+        try await alice1.sync.sync()
+        try await bob1.sync.sync()
+        #expect(try await Self.titles(bob1.db) == ["diary", "eggs", "milk"])
+        var edited = groceries.items[0]
+        edited.title = "oat milk"
+        _ = try await bob1.db.save(edited)
+        try await bob1.sync.sync()
+        let refused = try await bob1.sync.refusedChanges()
+        #expect(refused.map(\.reason) == [.forbidden])
+        #expect(refused.first?.serverValue == nil)
+        #expect(try await Self.titles(postgres).contains("milk"))
+        #expect(try await !Self.titles(postgres).contains("oat milk"))
+
+        // A delete of alice's reaches bob's device too.
+        _ = try await alice1.db.delete(Item.self, id: more.items[1].id)
+        try await alice1.sync.sync()
+        try await bob1.sync.sync()
+        #expect(try await !Self.titles(bob1.db).contains("eggs"))
+
+        // Revoked: gone from bob's device, kept on the server and on alice's devices.
+        try await server.revokeShare(groceries, from: bob, by: alice)
+        try await bob1.sync.sync()
+        try await alice2.sync.sync()
+        #expect(try await Self.listNames(bob1.db) == ["bob's secrets"])
+        #expect(try await Self.titles(bob1.db).filter { $0 != "oat milk" } == ["diary"])
+        #expect(try await Self.listNames(alice2.db) == ["groceries"])
+        #expect(try await Self.titles(alice2.db) == ["milk"])
+        #expect(try await Self.listNames(postgres) == ["bob's secrets", "groceries"])
+
+        // Shared again, read-write: bob's edit goes through, and reaches alice.
+        try await server.share(groceries, with: bob, access: .readWrite, by: alice)
+        try await bob1.sync.sync()
+        var renamed = try #require(try await bob1.db.get(List.self, id: groceries.id))
+        renamed.name = "shopping"
+        _ = try await bob1.db.save(renamed)
+        try await bob1.sync.sync()
+        try await alice2.sync.sync()
+        #expect(try await Self.listNames(alice2.db) == ["shopping"])
+        #expect(try await !Self.listNames(alice2.db).contains("bob's secrets"))
+    }
+
+    @Test("a forged push naming another account's rows is refused per change: nothing written, nothing of the rows told; the rest applies")
+    func forgedPush() async throws {
+        let postgres = try await TestServer.shared.freshDatabase()
+        let server = try Postgres.SyncServer(database: postgres, models: Self.models)
+        let alice = try await server.addAccount("alice").account
+        let mallory = try await server.addAccount("mallory").account
+        let device = try Self.device(server, alice)
+        let secret = Item(id: UUID(), title: "alice's secret")
+        let list = List(id: UUID(), name: "alice's list", items: [secret])
+        _ = try await device.db.save(list)
+        try await device.sync.sync()
+
+        func json(_ value: some Encodable) throws -> String { String(decoding: try JSONEncoder().encode(value), as: UTF8.self) }
+        let stolen = List(id: UUID(), name: "stolen", items: [secret])
+        let own = Item(id: UUID(), title: "mallory's own")
+        let push = SyncPush(device: UUID().uuidString, token: UUID().uuidString, acknowledged: nil, changes: [
+            SyncChange(table: Item.tableName, id: secret.id.uuidString, value: try json(Item(id: secret.id, title: "overwritten")), seq: 1, version: 0),
+            SyncChange(table: List.tableName, id: list.id.uuidString, value: nil, seq: 2, version: 0),
+            SyncChange(table: List.tableName, id: stolen.id.uuidString, value: try json(stolen), seq: 3, version: 0),
+            SyncChange(table: Item.tableName, id: own.id.uuidString, value: try json(own), seq: 4, version: 0),
+        ])
+        let answer = try await server.push(push, as: mallory)
+        #expect(Set(answer.refused.map(\.id)) == [secret.id.uuidString, list.id.uuidString, stolen.id.uuidString])
+        #expect(answer.refused.allSatisfy { $0.reason == .forbidden && $0.serverValue == nil })
+        #expect(answer.conflicts.isEmpty)
+        let told = try json(answer)
+        #expect(!told.contains("alice's secret") && !told.contains("alice's list"))
+        #expect(try await postgres.get(Item.self, id: secret.id)?.title == "alice's secret")
+        #expect(try await postgres.get(List.self, id: list.id) != nil)
+        #expect(try await postgres.get(List.self, id: stolen.id) == nil)
+        #expect(try await postgres.get(Item.self, id: own.id)?.title == "mallory's own")
+
+        // Mallory's pulls, from the start, carry his own row only.
+        let pulled = try await server.pull(SyncPull(device: push.device, after: 0, limit: 1000), as: mallory)
+        #expect(pulled.changes.map(\.id) == [own.id.uuidString])
+        // Alice's devices do not get mallory's row.
+        let alicePull = try await server.pull(SyncPull(device: UUID().uuidString, after: 0, limit: 1000), as: alice)
+        #expect(Set(alicePull.changes.map(\.id)) == [secret.id.uuidString, list.id.uuidString])
+    }
+
+    @Test("another account's device id or push token is refused as unauthorized, and the first answer is not told again")
+    func replayedDeviceAndToken() async throws {
+        let postgres = try await TestServer.shared.freshDatabase()
+        let server = try Postgres.SyncServer(database: postgres, models: Self.models)
+        let alice = try await server.addAccount("alice").account
+        let mallory = try await server.addAccount("mallory").account
+        let item = Item(id: UUID(), title: "alice's")
+        let push = SyncPush(device: UUID().uuidString, token: UUID().uuidString, acknowledged: nil, changes: [
+            SyncChange(table: Item.tableName, id: item.id.uuidString, value: String(decoding: try JSONEncoder().encode(item), as: UTF8.self), seq: 1, version: 0)
+        ])
+        _ = try await server.push(push, as: alice)
+        await #expect(throws: SQLite.Sync.Error.self) { try await server.push(push, as: mallory) }
+        var sameDevice = push
+        sameDevice.token = UUID().uuidString
+        sameDevice.changes[0].value = String(decoding: try JSONEncoder().encode(Item(id: item.id, title: "mallory's")), as: UTF8.self)
+        do {
+            _ = try await server.push(sameDevice, as: mallory)
+            Issue.record("a push from another account's device was taken")
+        } catch let error as SQLite.Sync.Error {
+            #expect(error.code == .unauthorized)
+        }
+        #expect(try await postgres.get(Item.self, id: item.id)?.title == "alice's")
+        // Alice's device goes on.
+        #expect(try await server.push(push, as: alice).refused.isEmpty)
+    }
+
+    @Test("tokens: each names its account; a wrong, revoked or expired one is refused with a clear error; names and shares are checked")
+    func tokens() async throws {
+        let postgres = try await TestServer.shared.freshDatabase()
+        let server = try Postgres.SyncServer(database: postgres, models: Self.models)
+        let alice = try await server.addAccount("alice")
+        let bob = try await server.addAccount("bob")
+        #expect(alice.token != bob.token && alice.token.count == 64)
+        #expect(try await server.authenticate(token: alice.token) == alice.account)
+        #expect(try await server.authenticate(token: bob.token) == bob.account)
+        func refusal(_ token: String) async -> SQLite.Sync.Error? {
+            do {
+                _ = try await server.authenticate(token: token)
+                return nil
+            } catch {
+                return error as? SQLite.Sync.Error
+            }
+        }
+        #expect(await refusal("not a token")?.code == .unauthorized)
+        #expect(await refusal("")?.code == .unauthorized)
+        let expired = try await server.issueToken(for: bob.account, lifetime: .zero)
+        let expiredError = await refusal(expired)
+        #expect(expiredError?.code == .unauthorized)
+        #expect(expiredError?.message.contains("expired") == true)
+        let second = try await server.issueToken(for: bob.account, lifetime: .seconds(3600))
+        #expect(try await server.authenticate(token: second) == bob.account)
+        try await server.revokeTokens(of: bob.account)
+        #expect(await refusal(bob.token)?.code == .unauthorized)
+        #expect(await refusal(second)?.code == .unauthorized)
+        #expect(try await server.authenticate(token: alice.token) == alice.account)
+
+        await #expect(throws: SQLite.Sync.Error.self) { try await server.addAccount("alice") }
+        await #expect(throws: SQLite.Sync.Error.self) { try await server.addAccount("") }
+        await #expect(throws: SQLite.Sync.Error.self) { try await server.issueToken(for: SyncAccount("nobody")) }
+
+        // Only an owner shares; only an account is shared with.
+        let device = try Self.device(server, alice.account)
+        let list = List(id: UUID(), name: "alice's", items: [])
+        _ = try await device.db.save(list)
+        try await device.sync.sync()
+        do {
+            try await server.share(list, with: bob.account, by: bob.account)
+            Issue.record("bob shared alice's list")
+        } catch let error as SQLite.Sync.Error {
+            #expect(error.code == .forbidden)
+        }
+        await #expect(throws: SQLite.Sync.Error.self) { try await server.share(list, with: SyncAccount("nobody"), by: alice.account) }
+        #expect(try await server.shares(table: List.tableName, id: list.id.uuidString).isEmpty)
+    }
+}
+#endif
