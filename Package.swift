@@ -10,6 +10,9 @@ import PackageDescription
 //
 // Here: `swift build --traits Postgres`, `swift test --traits Postgres`.
 let postgres: TargetDependencyCondition? = .when(traits: ["Postgres"])
+// The sync server on Hummingbird (`todo serve`, the CodableSyncHummingbird product): the `Server`
+// trait, which enables `Postgres`. Without it nothing of Hummingbird is resolved or built.
+let server: TargetDependencyCondition? = .when(traits: ["Server"])
 
 let package = Package(
     name: "CodableSQLite",
@@ -22,17 +25,26 @@ let package = Package(
         .library(name: "CodablePostgres", targets: ["CodablePostgres"]),
         // Offline-first sync of SQLite files through a PostgreSQL server; empty without the trait.
         .library(name: "CodableSync", targets: ["CodableSync"]),
+        // The sync server's HTTP routes mounted on a Hummingbird 2 router; empty without the Server trait.
+        .library(name: "CodableSyncHummingbird", targets: ["CodableSyncHummingbird"]),
         .executable(name: "todo", targets: ["todo"]),
     ],
     traits: [
         .trait(
             name: "Postgres",
             description: "The PostgreSQL engine: the CodablePostgres product, on postgres-nio."),
+        .trait(
+            name: "Server",
+            description: "The sync server over HTTP on Hummingbird 2: CodableSyncHummingbird and `todo serve`.",
+            enabledTraits: ["Postgres"]),
     ],
     dependencies: [
         // Only the PostgreSQL engine uses these, and only with the Postgres trait.
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        // Only the sync server uses it, and only with the Server trait (its own traits off: no
+        // swift-configuration).
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
     ],
     targets: [
         .systemLibrary(
@@ -59,11 +71,21 @@ let package = Package(
             name: "CodableSync",
             dependencies: ["CodableSQLite", .target(name: "CodablePostgres", condition: postgres)]
         ),
-        // The main job's example program; `--postgres` needs the trait (swift run --traits Postgres todo …).
+        // SyncHTTPEndpoint's routes on a Hummingbird router (CodableSync has the endpoint itself).
+        .target(
+            name: "CodableSyncHummingbird",
+            dependencies: [
+                .target(name: "CodableSync", condition: server),
+                .product(name: "Hummingbird", package: "hummingbird", condition: server),
+            ]
+        ),
+        // The main job's example program; `--postgres` needs the trait (swift run --traits Postgres todo …),
+        // `todo serve` the Server trait.
         .executableTarget(
             name: "todo",
             dependencies: [
                 "CodableSQLite", .target(name: "CodablePostgres", condition: postgres), .target(name: "CodableSync", condition: postgres),
+                .target(name: "CodableSyncHummingbird", condition: server),
             ]
         ),
         // The soak test, outside `swift test`: swift run -c release soak [seconds].
@@ -78,7 +100,9 @@ let package = Package(
         .testTarget(name: "CodableSQLiteTests", dependencies: ["CodableSQLite", "crash-writer"]),
         .testTarget(
             name: "CodablePostgresTests",
-            dependencies: ["CodableSQLite", "CodablePostgres", "CodableSync", "postgres-worker"]
+            dependencies: [
+                "CodableSQLite", "CodablePostgres", "CodableSync", "postgres-worker", .target(name: "CodableSyncHummingbird", condition: server),
+            ]
         ),
     ]
 )

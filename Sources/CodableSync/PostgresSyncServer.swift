@@ -129,7 +129,9 @@ extension Postgres {
             // The log first, then the epoch and horizon: a compaction that commits in between
             // moves the horizon this answer gives, so the device starts over rather than miss
             // the deletes it forgot.
-            let entries = try await log.changes(after: pull.after, limit: limit, scoped: account.map { (ServerScopes(models: models), $0) })
+            var entries = try await log.changes(after: pull.after, limit: limit, scoped: account.map { (ServerScopes(models: models), $0) })
+            // An answer that saw the whole log ends at its newest version.
+            let top = entries.last?.isTop == true ? entries.removeLast().version : nil
             let (epoch, horizon, ahead) = try await log.epoch(after: pull.after, deviceEpoch: pull.epoch)
             let behind = pull.after > 0 && pull.after < horizon
             if behind || ahead {
@@ -144,7 +146,7 @@ extension Postgres {
                 return SyncPullResult(changes: [], version: pull.after, more: false, epoch: epoch, horizon: horizon, ahead: ahead)
             }
             guard let last = entries.last else {
-                return SyncPullResult(changes: [], version: pull.after, more: false, epoch: epoch, horizon: horizon)
+                return SyncPullResult(changes: [], version: max(pull.after, top ?? 0), more: false, epoch: epoch, horizon: horizon)
             }
             // Each entry's model and canonical id (entries of tables not synced here are left out).
             let resolved = entries.compactMap { entry -> (model: SyncedModel, id: String, version: Int64, isRemoval: Bool)? in
@@ -161,7 +163,8 @@ extension Postgres {
                 SyncChange(table: entry.model.table, id: entry.id,
                            value: entry.isRemoval ? nil : try values[entry.model.table]?[entry.id].map(entry.model.encode), version: entry.version)
             }
-            return SyncPullResult(changes: changes, version: last.version, more: entries.count == limit, epoch: epoch, horizon: horizon)
+            return SyncPullResult(
+                changes: changes, version: max(last.version, top ?? 0), more: entries.count == limit, epoch: epoch, horizon: horizon)
         }
 
         /// A signal after each commit to a synced table (`LISTEN`/`NOTIFY`, on the database's

@@ -60,9 +60,13 @@ extension ServerLog {
         return try await db.inTransaction { tx in
             _ = try await tx.textRows("SELECT pg_advisory_xact_lock(\(Self.lock))::text", [])
             let removed = try await tx.textRows("""
-                WITH gone AS (DELETE FROM codablesync_changes WHERE deleted AND at < $1::timestamptz RETURNING version),
+                WITH gone AS (DELETE FROM codablesync_changes WHERE deleted AND at < $1::timestamptz RETURNING version, tbl, id),
                 moved AS (UPDATE codablesync_meta SET value = greatest(value::bigint, (SELECT coalesce(max(version), 0) FROM gone))::text
-                          WHERE key = 'horizon')
+                          WHERE key = 'horizon'),
+                -- Who could read them, and the removals before the horizon: a device behind it
+                -- starts over, which removes what is not in its scope any more.
+                audience AS (DELETE FROM codablesync_audience a USING gone g WHERE a.tbl = g.tbl AND a.id = g.id),
+                removals AS (DELETE FROM codablesync_removals WHERE version <= (SELECT max(version) FROM gone))
                 SELECT count(*)::text FROM gone
                 """, [cutoff]).first?.first
             return removed.flatMap { $0.flatMap { Int($0) } } ?? 0

@@ -29,8 +29,18 @@ struct ServerLog: Sendable {
         let table: String
         let id: String
         let deleted: Bool
-        /// A row that left the pulling account's scope (a revoked share): a delete on its devices.
-        var isRemoval = false
+        var kind = Kind.change
+
+        enum Kind: String {
+            /// The row's latest change.
+            case change
+            /// A row that left the pulling account's scope (a revoked share): a delete on its devices.
+            case removal
+            /// Not a row: the log's newest version, where a scoped pull that has seen everything ends.
+            case top
+        }
+        var isRemoval: Bool { kind == .removal }
+        var isTop: Bool { kind == .top }
     }
 
     /// Creates the log, the device table, the trigger function and each model's table and
@@ -149,33 +159,55 @@ struct ServerLog: Sendable {
     ///
     /// For an `account`, only the rows of its scope (``ServerScopes``), the deletes of rows it
     /// could read when they went, and the removals of rows that left its scope, in one order.
+    /// An answer may end at a later version than its last change: the log's newest version
+    /// (``Change/isTop``, last, when fewer than `limit` changes are picked), read in the same
+    /// snapshot, so that the device does not scan the changes left out again.
+    ///
+    /// For an `account`, only the rows of its scope (``ServerScopes``), the deletes of rows it
+    /// could read when they went, and the removals of rows that left its scope, in one order.
     func changes(after version: Int64, limit: Int, scoped: (scopes: ServerScopes, account: String)? = nil) async throws -> [Change] {
-        let rows: [[String?]]
-        if let (scopes, account) = scoped {
-            rows = try await db.textRows("""
-                \(scopes.scope(account: 3))
-                SELECT x.version::text, x.tbl, x.id, x.deleted::text, x.removal::text FROM (
-                    SELECT c.version, c.tbl, c.id, c.deleted, false AS removal FROM codablesync_changes c
-                    WHERE c.version > $1::bigint AND (
-                        EXISTS (SELECT 1 FROM scope s WHERE s.tbl = c.tbl AND s.id = c.id)
-                        OR (c.deleted AND EXISTS (SELECT 1 FROM codablesync_audience a WHERE a.tbl = c.tbl AND a.id = c.id AND $3 = ANY(a.accounts))))
-                    UNION ALL
-                    SELECT r.version, r.tbl, r.id, true, true FROM codablesync_removals r
-                    WHERE r.account = $3 AND r.version > $1::bigint AND NOT EXISTS (SELECT 1 FROM scope s WHERE s.tbl = r.tbl AND s.id = r.id)
-                ) x ORDER BY x.version LIMIT $2::int
-                """, [String(version), String(limit), account])
-        } else {
-            rows = try await db.textRows("""
-                SELECT c.version::text, c.tbl, c.id, c.deleted::text, 'false' FROM codablesync_changes c
-                WHERE c.version > $1::bigint ORDER BY c.version LIMIT $2::int
-                """, [String(version), String(limit)])
+        var arguments: [String?] = [String(version), String(limit)]
+        func parameter(_ value: String) -> String {
+            arguments.append(value)
+            return "$\(arguments.count)"
         }
+        var conditions = ["c.version > $1::bigint"]
+        var prefix = "WITH"
+        var removals = ""
+        if let (scopes, account) = scoped {
+            let account = parameter(account)
+            prefix = scopes.scope(account: arguments.count) + ","
+            conditions.append("""
+                (EXISTS (SELECT 1 FROM scope s WHERE s.tbl = c.tbl AND s.id = c.id)
+                 OR (c.deleted AND EXISTS (SELECT 1 FROM codablesync_audience a WHERE a.tbl = c.tbl AND a.id = c.id AND \(account) = ANY(a.accounts))))
+                """)
+            removals = """
+                UNION ALL
+                SELECT r.version, r.tbl, r.id, true, 'removal' FROM codablesync_removals r
+                WHERE r.account = \(account) AND r.version > $1::bigint AND NOT EXISTS (SELECT 1 FROM scope s WHERE s.tbl = r.tbl AND s.id = r.id)
+                """
+        }
+        let rows = try await db.textRows("""
+            \(prefix) picked AS (
+                SELECT x.version, x.tbl, x.id, x.deleted, x.kind FROM (
+                    SELECT c.version, c.tbl, c.id, c.deleted, 'change' AS kind FROM codablesync_changes c
+                    WHERE \(conditions.joined(separator: " AND "))
+                    \(removals)
+                ) x ORDER BY x.version LIMIT $2::int)
+            SELECT version::text, tbl, id, deleted::text, kind FROM (
+                SELECT version, tbl, id, deleted, kind, 0 AS part FROM picked
+                UNION ALL
+                SELECT greatest((SELECT max(version) FROM codablesync_changes), (SELECT max(version) FROM codablesync_removals)),
+                       '', '', false, 'top', 1
+                WHERE (SELECT count(*) FROM picked) < $2::int
+            ) y WHERE version IS NOT NULL ORDER BY part, version
+            """, arguments)
         return try rows.map { row in
             guard row.count == 5, let version = row[0].flatMap({ Int64($0) }), let table = row[1], let id = row[2],
                   let deleted = row[3] else {
                 throw SQLite.Sync.Error(.corruptState, "a row of codablesync_changes is not (version, tbl, id, deleted)")
             }
-            return Change(version: version, table: table, id: id, deleted: deleted == "true", isRemoval: row[4] == "true")
+            return Change(version: version, table: table, id: id, deleted: deleted == "true", kind: row[4].flatMap(Change.Kind.init) ?? .change)
         }
     }
 

@@ -48,7 +48,9 @@ struct ServerPush {
     private(set) var conflicts: [SyncedModel.Row: SyncConflict] = [:]
     private(set) var refused: [SyncedModel.Row: (reason: SyncRefusal.Reason, message: String)] = [:]
     private(set) var droppedLinks: [SyncDroppedLink] = []
-    private var merged: Set<SyncedModel.Row> = []
+    /// Rows the server stores otherwise than the device pushed them (a merge, links dropped):
+    /// logged again, after the push's own entries.
+    private var rewritten: Set<SyncedModel.Row> = []
     /// Deletes other rows still needed, by table, tried again at the end.
     private var waitingDeletes: [String: [String]] = [:]
 
@@ -92,7 +94,7 @@ struct ServerPush {
                     SyncedModel.Row(table: row.table, id: models.first { $0.table == row.table }?.serverText(row.id) ?? row.id)
                 })
         }
-        let applied = merged.filter { refused[$0] == nil }
+        let applied = rewritten.filter { refused[$0] == nil }
         for model in models {
             try await log.relog(tx, table: model.table, ids: applied.filter { $0.table == model.table }.map { model.serverText($0.id) })
         }
@@ -205,7 +207,7 @@ struct ServerPush {
                     do {
                         changes[index].value = try merge(mine, current, changes[index].fields)
                         conflict.merged = true
-                        merged.insert(changes[index].row)
+                        rewritten.insert(changes[index].row)
                     } catch {
                         refuse(changes[index], .mergeFailed, "\(model.name).merge failed for \(id): \(error)")
                     }
@@ -256,6 +258,7 @@ struct ServerPush {
                 continue
             }
             changes[index].value = without
+            rewritten.insert(changes[index].row)
             droppedLinks += gone.sorted { ($0.table, $0.id) < ($1.table, $1.id) }.map {
                 SyncDroppedLink(table: model.table, id: id, relatedTable: $0.table, relatedID: $0.id)
             }

@@ -94,6 +94,8 @@ struct ServerScopes: Sendable {
     }
 
     /// The rows the rows of `scope(tbl, id, writable)` link, one step: the body of a lateral join.
+    /// (Ids are compared in the "C" collation everywhere: text id columns have it, and a
+    /// recursive query's terms must agree.)
     private var forwardStep: String? {
         var parts: [String] = []
         for model in models {
@@ -103,12 +105,12 @@ struct ServerScopes: Sendable {
                 case .column(let column):
                     let quoted = SQLName.quoted(column)
                     parts.append("""
-                        SELECT \(Self.literal(edge.target))::text AS tbl, t.\(quoted)::text AS id FROM \(SQLName.quoted(model.table)) t \
+                        SELECT \(Self.literal(edge.target))::text AS tbl, t.\(quoted)::text COLLATE "C" AS id FROM \(SQLName.quoted(model.table)) t \
                         WHERE t.\(ModelReflection.quotedID) = \(owner) AND t.\(quoted) IS NOT NULL
                         """)
                 case .linkTable(let link):
                     parts.append("""
-                        SELECT \(Self.literal(edge.target))::text AS tbl, l."target"::text AS id FROM \(SQLName.quoted(link)) l \
+                        SELECT \(Self.literal(edge.target))::text AS tbl, l."target"::text COLLATE "C" AS id FROM \(SQLName.quoted(link)) l \
                         WHERE l."owner" = \(owner)
                         """)
                 }
@@ -127,12 +129,12 @@ struct ServerScopes: Sendable {
                 switch edge.storage {
                 case .column(let column):
                     parts.append("""
-                        SELECT \(Self.literal(model.table))::text AS tbl, t.\(ModelReflection.quotedID)::text AS id FROM \(SQLName.quoted(model.table)) t \
+                        SELECT \(Self.literal(model.table))::text AS tbl, t.\(ModelReflection.quotedID)::text COLLATE "C" AS id FROM \(SQLName.quoted(model.table)) t \
                         WHERE t.\(SQLName.quoted(column)) = \(linked)
                         """)
                 case .linkTable(let link):
                     parts.append("""
-                        SELECT \(Self.literal(model.table))::text AS tbl, l."owner"::text AS id FROM \(SQLName.quoted(link)) l \
+                        SELECT \(Self.literal(model.table))::text AS tbl, l."owner"::text COLLATE "C" AS id FROM \(SQLName.quoted(link)) l \
                         WHERE l."target" = \(linked)
                         """)
                 }
@@ -146,8 +148,8 @@ struct ServerScopes: Sendable {
     /// expressions follow with a comma.
     func scope(account: Int) -> String {
         let roots = """
-            SELECT tbl, id, true AS writable FROM codablesync_owners WHERE account = $\(account)
-            UNION ALL SELECT tbl, id, writable FROM codablesync_shares WHERE account = $\(account)
+            SELECT tbl, id COLLATE "C", true AS writable FROM codablesync_owners WHERE account = $\(account)
+            UNION ALL SELECT tbl, id COLLATE "C", writable FROM codablesync_shares WHERE account = $\(account)
             """
         guard let step = forwardStep else { return "WITH RECURSIVE scope(tbl, id, writable) AS (\(roots))" }
         return """
@@ -165,7 +167,7 @@ struct ServerScopes: Sendable {
             "UNION SELECT p.tbl, p.id FROM up u CROSS JOIN LATERAL (\(step)) p"
         } ?? ""
         return """
-            WITH RECURSIVE up(tbl, id) AS (SELECT row_table, row_id \(up))
+            WITH RECURSIVE up(tbl, id) AS (SELECT row_table, row_id COLLATE "C" \(up))
             SELECT array_agg(DISTINCT a.account) FROM (
                 SELECT o.account FROM codablesync_owners o JOIN up ON o.tbl = up.tbl AND o.id = up.id
                 UNION ALL SELECT s.account FROM codablesync_shares s JOIN up ON s.tbl = up.tbl AND s.id = up.id

@@ -168,6 +168,8 @@ extension Postgres.SyncServer {
             for model in models {
                 try await log.relogExisting(tx, table: model.table, ids: joined.filter { $0.table == model.table }.map(\.id))
             }
+            // Running devices pull at once (their signals are commits to synced tables).
+            if !joined.isEmpty { try await tx.announceChange(of: model.table) }
         }
     }
 
@@ -193,6 +195,7 @@ extension Postgres.SyncServer {
                 INSERT INTO codablesync_removals (version, account, tbl, id)
                 SELECT nextval(pg_get_serial_sequence('codablesync_changes', 'version')), $1, t, i FROM unnest($2::text[], $3::text[]) AS u(t, i)
                 """, account.name, ServerLog.arrayLiteral(left.map(\.table)), ServerLog.arrayLiteral(left.map(\.id)))
+            try await tx.announceChange(of: model.table)
         }
     }
 
@@ -237,6 +240,16 @@ extension Postgres.SyncServer {
             }
         }
         return (model, serverID)
+    }
+}
+
+extension Postgres.SyncServer {
+    /// Whether a pull of `account` after `version` would bring a change (a signal for the
+    /// account's devices, not for everyone's).
+    func hasChanges(after version: Int64, for account: SyncAccount) async throws -> Bool {
+        try await install()
+        let entries = try await log.changes(after: version, limit: 1, scoped: (ServerScopes(models: models), account.name))
+        return entries.contains { !$0.isTop }
     }
 }
 

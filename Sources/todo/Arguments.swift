@@ -13,8 +13,8 @@ struct Arguments {
     private var flags: Set<String> = []
 
     /// The options that take a value, and the flags (no value), that any command accepts.
-    static let valueOptions: Set<String> = ["database", "postgres", "due", "times"]
-    static let flagOptions: Set<String> = ["pending", "live", "help"]
+    static let valueOptions: Set<String> = ["database", "postgres", "due", "times", "list", "server", "token", "port", "host", "with"]
+    static let flagOptions: Set<String> = ["pending", "live", "help", "read-only"]
 
     init(_ words: [String]) throws {
         var index = 0
@@ -69,7 +69,8 @@ struct Arguments {
         todo: a to-do list kept in SQLite with CodableSQLite (or on PostgreSQL).
 
         Usage:
-          todo add TITLE [--due DATE]    Add a task.
+          todo add TITLE [--due DATE] [--list LIST]
+                                         Add a task (to the list LIST, made if new).
           todo list [--pending]          List tasks: pending first, by due date (the default command).
           todo done ID                   Mark a task as done.
           todo remove ID                 Delete a task.
@@ -78,12 +79,25 @@ struct Arguments {
           todo watch [--pending] [--times N]
                                          Print the list, and again whenever it changes (also when
                                          another todo or the sqlite3 tool changes it). Ctrl-C ends it.
+          todo sync --server URL --token TOKEN [--live]
+                                         Keep this list (the database file) in step with a sync
+                                         server (todo serve), as the token's account: send this
+                                         list's changes, receive the account's and what is shared
+                                         with it. The file keeps working offline. --live: as
+                                         changes happen, until Ctrl-C.
           todo sync --postgres URL [--live]
-                                         Keep this list (the database file) in step with a
-                                         PostgreSQL server, and every other list synced with it:
-                                         send this list's changes, receive the others'. The file
-                                         keeps working offline. --live: as changes happen, until
-                                         Ctrl-C (needs the trait, as --postgres does).
+                                         The same, straight to a PostgreSQL server, without
+                                         accounts (needs the Postgres trait, as --postgres does).
+          todo share LIST --with ACCOUNT [--read-only] --server URL --token TOKEN
+                                         Share a list (todo add … --list LIST) and its tasks with
+                                         another account; todo unshare LIST --with ACCOUNT … ends it.
+
+        The sync server (needs the Server trait: swift run --traits Server todo …):
+          todo account add NAME --postgres URL
+                                         Create an account; its token is the last line printed
+                                         (todo account token NAME gives another).
+          todo serve --postgres URL [--port P] [--host H]
+                                         Serve sync over HTTP (default 127.0.0.1:8080) until Ctrl-C.
 
         Options (before or after the command):
           --database PATH                The database file (default: \(defaultDatabasePath)).

@@ -5,17 +5,30 @@ import Foundation
 import CodableSync
 #endif
 
-/// `todo sync --postgres URL`: keeps this machine's list (its SQLite file) in step with a
-/// PostgreSQL server, offline first: `add`, `done` and `remove` keep working on the file without a
-/// network, and a sync pushes them and pulls everyone else's. Two `todo`s on two files (two
-/// machines) converge through one server. `--live` keeps syncing as changes happen, until Ctrl-C.
+/// `todo sync --server URL --token T` (through `todo serve`, as an account) or `todo sync
+/// --postgres URL` (straight to a PostgreSQL server): keeps this machine's list (its SQLite
+/// file) in step with the server, offline first: `add`, `done` and `remove` keep working on the
+/// file without a network, and a sync pushes them and pulls the rest. Two `todo`s on two files
+/// (two machines) converge through one server. `--live` keeps syncing as changes happen, until
+/// Ctrl-C.
 enum SyncCommand {
     static func run(_ arguments: Arguments) async throws {
-        guard let url = arguments.value("postgres") else {
-            throw TodoError(description: "todo sync needs the server to sync with: todo sync --postgres URL")
+        let postgresURL = arguments.value("postgres"), serverURL = arguments.value("server")
+        if postgresURL != nil && serverURL != nil { throw TodoError(description: "Give --server or --postgres, not both.") }
+        guard let url = postgresURL ?? serverURL else {
+            throw TodoError(description: "todo sync needs the server to sync with: todo sync --server http://HOST:PORT --token TOKEN (or --postgres URL)")
         }
         #if Postgres
         let local = try Todo.openSQLite(arguments)
+        if serverURL != nil {
+            let sync = try SQLite.Sync(local: local, transport: try transport(arguments), models: ServerCommands.models)
+            if arguments.flag("live") {
+                try await live(sync, local: local)
+            } else {
+                try await once(sync, local: local)
+            }
+            return
+        }
         let server: Postgres.Database
         do {
             server = try await Postgres.Database(url: url)
@@ -23,7 +36,7 @@ enum SyncCommand {
             throw TodoError(description: "Cannot reach the sync server: \(error)")
         }
         do {
-            let sync = try SQLite.Sync(local: local, server: server, models: [TodoItem.self])
+            let sync = try SQLite.Sync(local: local, server: server, models: ServerCommands.models)
             if arguments.flag("live") {
                 try await live(sync, local: local)
             } else {
@@ -36,19 +49,41 @@ enum SyncCommand {
         await server.close()
         #else
         _ = url
-        throw TodoError(description: "todo sync needs the PostgreSQL engine, which this build leaves out. Build with it: swift run --traits Postgres todo sync --postgres URL")
+        throw ServerCommands.needsTrait("todo sync", trait: "Postgres")
         #endif
     }
 
     #if Postgres
+    /// The way to `todo serve` that `--server URL --token T` name (the routes are under `/sync`).
+    static func transport(_ arguments: Arguments) throws -> HTTPSyncTransport {
+        guard let text = arguments.value("server") else {
+            throw TodoError(description: "This needs the sync server: --server http://HOST:PORT --token TOKEN")
+        }
+        guard let token = arguments.value("token"), !token.isEmpty else {
+            throw TodoError(description: "--server needs the account's token: --token TOKEN (todo account add NAME prints it)")
+        }
+        guard var url = URL(string: text), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme), url.host != nil else {
+            throw TodoError(description: "--server must be an http:// or https:// URL, such as http://localhost:8080, not '\(text)'.")
+        }
+        if url.path.isEmpty || url.path == "/" { url.appendPathComponent("sync") }
+        return HTTPSyncTransport(server: url, token: token)
+    }
+    #endif
+
+    #if Postgres
     /// One round; says what it carried, and prints the list.
-    private static func once(_ sync: SQLite.Sync, local: SQLite.Database) async throws {
+    static func once(_ sync: SQLite.Sync, local: SQLite.Database, quiet: Bool = false) async throws {
         let states = sync.states
         do {
             try await sync.sync()
         } catch let error as Postgres.Error {
             throw TodoError(description: "The sync did not finish (your changes are kept and go with the next one): \(error)")
+        } catch let error as HTTPSyncTransport.Failure {
+            throw TodoError(description: "The sync did not finish (your changes are kept and go with the next one): \(error)")
+        } catch let error as SQLite.Sync.Error where error.code == .unauthorized {
+            throw TodoError(description: "The sync server refused this device: \(error.message). Ask for a new token (todo account token NAME).")
         }
+        guard !quiet else { return }
         var pushed = 0, pulled = 0
         for await state in states {
             switch state {

@@ -46,7 +46,7 @@ enum Todo {
         }
         switch command {
         case "add":
-            try arguments.allowOnly(["due"], for: command)
+            try arguments.allowOnly(["due", "list"], for: command)
             guard !words.isEmpty else { throw TodoError(description: "Give the task's title: todo add \"Buy milk\" --due tomorrow") }
             let title = words.removeFirst()
             try noMoreWords()
@@ -55,8 +55,15 @@ enum Todo {
             }
             let dueDate = try arguments.value("due").map { try DueDate.parse($0) }
             let db = try await openStore(arguments)
-            let item = try await db.save(TodoItem(title: title, dueDate: dueDate))
-            print("Added \(TodoTable.shortID(item.id)): \(item.title)\(dueDate.map { " (due \(DueDate.describe($0)))" } ?? "")")
+            let new = TodoItem(title: title, dueDate: dueDate)
+            let item: TodoItem
+            if let list = arguments.value("list") {
+                item = try await TaskList.add(new, toList: list, in: db)
+            } else {
+                item = try await db.save(new)
+            }
+            print("Added \(TodoTable.shortID(item.id)): \(item.title)\(dueDate.map { " (due \(DueDate.describe($0)))" } ?? "")"
+                  + (arguments.value("list").map { " to the list \($0)" } ?? ""))
             print()
             print(TodoTable.render(try await TodoList.items(in: db)))
         case "list":
@@ -85,11 +92,26 @@ enum Todo {
             try noMoreWords()
             try await Watch.run(arguments)
         case "sync":
-            try arguments.allowOnly(["live"], for: command)
+            try arguments.allowOnly(["live", "server", "token"], for: command)
             try noMoreWords()
             try await SyncCommand.run(arguments)
+        case "share", "unshare":
+            try arguments.allowOnly(command == "share" ? ["with", "read-only", "server", "token"] : ["with", "server", "token"], for: command)
+            try await ServerCommands.share(words, revoke: command == "unshare", arguments)
+            words = []
+        case "account":
+            try arguments.allowOnly([], for: command)
+            try await ServerCommands.account(words, arguments)
+            words = []
+        case "serve":
+            try arguments.allowOnly(["port", "host"], for: command)
+            try noMoreWords()
+            try await ServerCommands.serve(arguments)
         default:
-            throw TodoError(description: "Unknown command '\(command)'. The commands are add, list, done, remove, search, watch and sync (todo --help).")
+            throw TodoError(description: """
+                Unknown command '\(command)'. The commands are add, list, done, remove, search, watch, sync, share, unshare, \
+                account and serve (todo --help).
+                """)
         }
     }
 

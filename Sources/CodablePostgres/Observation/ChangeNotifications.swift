@@ -243,3 +243,17 @@ extension Postgres {
     public typealias ChangeBatch<ID: Hashable & Sendable> = CodableModels.ChangeBatch<ID>
 }
 #endif
+
+#if Postgres
+extension Postgres.Transaction {
+    /// Tells every listener (observers, sync's commit signals) at commit that `table` changed
+    /// in a way its rows do not show (CodableSync's shares: who may read them changed). For a
+    /// transaction that writes no observed table itself.
+    package func announceChange(of table: String) async throws {
+        try await execute("""
+            SELECT pg_notify($1, json_build_object('x', txid_current()::text, 's', current_schema(), 't', $2::text, 'e', '*')::text),
+                   pg_notify($1, json_build_object('x', txid_current()::text, 't', '', 'e', '.')::text)
+            """, ChangeNotifications.channel, table)
+    }
+}
+#endif
