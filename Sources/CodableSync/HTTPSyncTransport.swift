@@ -85,14 +85,30 @@ public struct HTTPSyncTransport: SyncTransport {
         return stream
     }
 
-    /// Shares a row this account owns with another account (``SyncHTTPEndpoint/Route/share``).
-    public func share(table: String, id: String, with account: String, access: SyncAccess = .readWrite) async throws {
-        let _: [String: Bool] = try await post(.share, SyncHTTPEndpoint.ShareRequest(table: table, id: id, account: account, access: access))
+    /// Shares a row this account owns, with every row it links, with another account
+    /// (``SyncHTTPEndpoint/Route/share``; ``Postgres/SyncServer/share(table:id:with:access:by:)``
+    /// on the server).
+    ///
+    /// - Throws: `SQLite.Sync.Error.Code.forbidden` when this account does not own the row (or the
+    ///   server does not have it yet: sync first), `.invalidArgument` for an unknown account.
+    public func share(table: String, id: String, with account: SyncAccount, access: SyncAccess = .readWrite) async throws {
+        let _: [String: Bool] = try await post(.share, SyncHTTPEndpoint.ShareRequest(table: table, id: id, account: account.name, access: access))
     }
 
-    /// Ends a share of a row this account owns (``SyncHTTPEndpoint/Route/unshare``).
-    public func revokeShare(table: String, id: String, from account: String) async throws {
-        let _: [String: Bool] = try await post(.unshare, SyncHTTPEndpoint.ShareRequest(table: table, id: id, account: account))
+    /// ``share(table:id:with:access:)`` for a model value.
+    public func share<T: Model>(_ value: T, with account: SyncAccount, access: SyncAccess = .readWrite) async throws {
+        try await share(table: T.tableName, id: SyncedModel.idText(value), with: account, access: access)
+    }
+
+    /// Ends a share of a row this account owns (``SyncHTTPEndpoint/Route/unshare``): the rows
+    /// leave the other account's devices at their next pull.
+    public func revokeShare(table: String, id: String, from account: SyncAccount) async throws {
+        let _: [String: Bool] = try await post(.unshare, SyncHTTPEndpoint.ShareRequest(table: table, id: id, account: account.name))
+    }
+
+    /// ``revokeShare(table:id:from:)`` for a model value.
+    public func revokeShare<T: Model>(_ value: T, from account: SyncAccount) async throws {
+        try await revokeShare(table: T.tableName, id: SyncedModel.idText(value), from: account)
     }
 
     /// The account the token names (``SyncHTTPEndpoint/Route/account``).

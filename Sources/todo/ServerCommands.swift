@@ -95,11 +95,11 @@ enum ServerCommands {
         try await SyncCommand.once(try SQLite.Sync(local: local, transport: transport, models: models), local: local, quiet: true)
         do {
             if revoke {
-                try await transport.revokeShare(table: TaskList.tableName, id: list.id, from: name)
+                try await transport.revokeShare(list, from: SyncAccount(name))
                 print("The list \(list.name) is no longer shared with \(name); it leaves their devices at their next sync.")
             } else {
                 let access: SyncAccess = arguments.flag("read-only") ? .read : .readWrite
-                try await transport.share(table: TaskList.tableName, id: list.id, with: name, access: access)
+                try await transport.share(list, with: SyncAccount(name), access: access)
                 print("Shared the list \(list.name) (\(list.tasks.count) task\(list.tasks.count == 1 ? "" : "s")) with \(name)"
                       + (access == .read ? ", read-only." : ", who can change it too."))
             }

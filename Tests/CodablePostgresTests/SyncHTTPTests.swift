@@ -71,14 +71,14 @@ struct SyncHTTPTests {
             // Shared through the owner's own token, over HTTP.
             let aliceHTTP = HTTPSyncTransport(server: url, token: alice.token)
             #expect(try await aliceHTTP.account() == alice.account)
-            try await aliceHTTP.share(table: List.tableName, id: shared.id.uuidString, with: "bob")
+            try await aliceHTTP.share(shared, with: bob.account)
             try await bob1.sync.sync()
             #expect(try await SyncScopesTests.listNames(bob1.db) == ["shared"])
             #expect(try await SyncScopesTests.titles(bob1.db) == ["bob only", "from alice"])
             // Bob cannot share (or unshare) what he does not own.
             let bobHTTP = HTTPSyncTransport(server: url, token: bob.token)
             await #expect(throws: SQLite.Sync.Error.self) {
-                try await bobHTTP.share(table: List.tableName, id: shared.id.uuidString, with: "bob", access: .readWrite)
+                try await bobHTTP.share(table: List.tableName, id: shared.id.uuidString, with: bob.account, access: .readWrite)
             }
 
             // A wrong token: refused with the server's reason, nothing written, the device goes on with a good one.
