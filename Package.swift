@@ -93,6 +93,12 @@ let package = Package(
         .target(name: "CHeapUsage"),
         // The sync soak's devices and check (Scripts/sync-soak runs them; not a product).
         .executableTarget(name: "sync-soak", dependencies: [.target(name: "CodableSync", condition: postgres)]),
+        // The sync server's measurements over HTTP (BENCHMARKS.md; not a product):
+        // swift run -c release --traits Server sync-bench --postgres URL.
+        .executableTarget(
+            name: "sync-bench",
+            dependencies: [.target(name: "CodableSync", condition: server), .target(name: "CodableSyncHummingbird", condition: server)]
+        ),
         // A helper the crash test runs and kills (not a product).
         .executableTarget(name: "crash-writer", dependencies: ["CodableSQLite"]),
         // A helper the PostgreSQL tests run as a second app instance (not a product).

@@ -81,7 +81,7 @@ enum SyncCommand {
         } catch let error as HTTPSyncTransport.Failure {
             throw TodoError(description: "The sync did not finish (your changes are kept and go with the next one): \(error)")
         } catch let error as SQLite.Sync.Error where error.code == .unauthorized {
-            throw TodoError(description: "The s\(error.message.dropFirst()). Ask for a new token (todo account token NAME).")
+            throw TodoError(description: "\(error.message.prefix(1).uppercased())\(error.message.dropFirst()). Ask for a new token (todo account token NAME).")
         }
         guard !quiet else { return }
         var pushed = 0, pulled = 0

@@ -1,0 +1,223 @@
+// The sync server's measurements over HTTP (BENCHMARKS.md, "Sync for many users"): a Hummingbird
+// server in this process on 127.0.0.1, devices as SQLite files syncing through HTTPSyncTransport,
+// a PostgreSQL server given by URL (Scripts/throwaway-postgres starts one):
+//
+//     swift run -c release --traits Server sync-bench --postgres URL [--quick]
+//
+//  1. initial sync: one device pushes N rows (default 100,000), a new device of the account pulls
+//     them all: rows per second each way;
+//  2. device to device: a running device (long polling) gets another device's saved row: median
+//     and p99 over 200 rows;
+//  3. many accounts: A accounts (default 1,000) × 3 devices, each account's first device pushes 10
+//     rows and the two others pull them: syncs per second, and the CPU time of the PostgreSQL
+//     server's processes and of this process (the HTTP server and the devices) per sync;
+//  4. pushes while others pull: 8 tasks push 10 rows at a time while 8 others pull, for 10 s:
+//     each kind's rate and median and p99 request time.
+//
+// Devices and server share this machine's cores: the numbers are a floor for a server of its own.
+import Foundation
+
+#if Server
+import CodableSync
+import CodableSyncHummingbird
+import Hummingbird
+
+struct BenchNote: UUIDModel, Sendable {
+    let id: UUID
+    var title: String
+    var body: String
+    var n: Int
+}
+
+let models: [any (Model & Sendable).Type] = [BenchNote.self]
+
+struct Failure: Error, CustomStringConvertible { let description: String }
+
+func option(_ name: String) -> String? {
+    let arguments = CommandLine.arguments
+    guard let index = arguments.firstIndex(of: "--\(name)"), index + 1 < arguments.count else { return nil }
+    return arguments[index + 1]
+}
+
+let quick = CommandLine.arguments.contains("--quick")
+let rowCount = option("rows").flatMap(Int.init) ?? (quick ? 10_000 : 100_000)
+let accountCount = option("accounts").flatMap(Int.init) ?? (quick ? 50 : 1_000)
+let mixedSeconds = quick ? 3.0 : 10.0
+/// Rows per push or pull request (`SQLite.Sync`'s default, 500, unless `--batch N`).
+let batchSize = option("batch").flatMap(Int.init) ?? 500
+let folder = FileManager.default.temporaryDirectory.appendingPathComponent("sync-bench-\(UUID().uuidString)")
+
+func device(_ url: URL, token: String) throws -> (db: SQLite.Database, sync: SQLite.Sync) {
+    let db = try SQLite.Database(path: folder.appendingPathComponent("\(UUID().uuidString).sqlite").path)
+    return (db, try SQLite.Sync(local: db, transport: HTTPSyncTransport(server: url, token: token), models: models, batchSize: batchSize))
+}
+
+func seconds(_ duration: Duration) -> Double {
+    Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+}
+
+func percentile(_ values: [Double], _ p: Double) -> Double {
+    guard !values.isEmpty else { return .nan }
+    let sorted = values.sorted()
+    return sorted[min(sorted.count - 1, Int((Double(sorted.count) * p).rounded(.up)) - 1)]
+}
+
+func milliseconds(_ value: Double) -> String { String(format: "%.1f ms", value * 1000) }
+
+/// CPU seconds (user + system) of the processes named `name`, or of this process.
+func cpuSeconds(ofProcessesNamed name: String?) -> Double {
+    let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
+    let pids = name == nil ? ["self"] : ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).filter { Int($0) != nil }
+    var total = 0.0
+    for pid in pids {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let open = stat.firstIndex(of: "("), let close = stat.lastIndex(of: ")") else { continue }
+        if let name, stat[stat.index(after: open)..<close] != name { continue }
+        let fields = stat[stat.index(close, offsetBy: 2)...].split(separator: " ")
+        guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { continue }
+        total += (user + system) / ticks
+    }
+    return total
+}
+
+@available(macOS 14, iOS 17, tvOS 17, *)
+func run(postgresURL: String) async throws {
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let postgres = try await Postgres.Database(url: postgresURL)
+    let server = try Postgres.SyncServer(database: postgres, models: models)
+    let router = Router()
+    router.addSyncRoutes(SyncHTTPEndpoint(server: server))
+    let (ports, portContinuation) = AsyncStream<Int>.makeStream()
+    let app = Application(
+        router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+        onServerRunning: { channel in portContinuation.yield(channel.localAddress?.port ?? 0) })
+    let serving = Task { try await app.run() }
+    defer { serving.cancel() }
+    var portIterator = ports.makeAsyncIterator()
+    guard let port = await portIterator.next(), let url = URL(string: "http://127.0.0.1:\(port)/sync") else {
+        throw Failure(description: "the HTTP server did not start")
+    }
+    let run = UUID().uuidString.prefix(8)
+
+    // 1. Initial sync.
+    let bulk = try await server.addAccount("bulk-\(run)")
+    let writer = try device(url, token: bulk.token)
+    let body = String(repeating: "x", count: 100)
+    try await writer.db.write { tx in
+        for n in 0..<rowCount { _ = try tx.save(BenchNote(id: UUID(), title: "note \(n)", body: body, n: n)) }
+    }
+    var clock = ContinuousClock.now
+    try await writer.sync.sync()
+    let pushed = seconds(ContinuousClock.now - clock)
+    let reader = try device(url, token: bulk.token)
+    clock = .now
+    try await reader.sync.sync()
+    let pulled = seconds(ContinuousClock.now - clock)
+    let received = try await reader.db.count(BenchNote.self)
+    guard received == rowCount else { throw Failure(description: "the new device has \(received) rows, not \(rowCount)") }
+    print(String(format: "initial sync over HTTP: %d rows pushed in %.2f s (%.0f rows/s), pulled into a new device in %.2f s (%.0f rows/s)",
+                 rowCount, pushed, Double(rowCount) / pushed, pulled, Double(rowCount) / pulled))
+
+    // 2. Device to device.
+    let pair = try await server.addAccount("pair-\(run)")
+    let sender = try device(url, token: pair.token), receiver = try device(url, token: pair.token)
+    let latest = receiver.db.observe(Filter<BenchNote>().sort(by: \.n, ascending: false).limit(1))
+    var latestIterator = latest.makeAsyncIterator()
+    let live = Task { try await receiver.sync.run() }
+    defer { live.cancel() }
+    _ = try await latestIterator.next()
+    var latencies: [Double] = []
+    for n in 1...(quick ? 50 : 200) {
+        let started = ContinuousClock.now
+        _ = try await sender.db.save(BenchNote(id: UUID(), title: "live \(n)", body: "", n: n))
+        try await sender.sync.sync()
+        while let values = try await latestIterator.next(), values.first?.n != n {}
+        latencies.append(seconds(ContinuousClock.now - started))
+    }
+    print("device to device over HTTP: median \(milliseconds(percentile(latencies, 0.5))), p99 \(milliseconds(percentile(latencies, 0.99))) "
+          + "(\(latencies.count) rows: save, push, the other device's long poll, pull, apply)")
+    live.cancel()
+
+    // 3. Many accounts.
+    var tokens: [String] = []
+    for index in 0..<accountCount { tokens.append(try await server.addAccount("user-\(run)-\(index)").token) }
+    let serverCPU = cpuSeconds(ofProcessesNamed: "postgres"), ownCPU = cpuSeconds(ofProcessesNamed: nil)
+    clock = .now
+    try await withThrowingTaskGroup(of: Void.self) { group in
+        let next = Locked(0)
+        for _ in 0..<16 {
+            group.addTask {
+                while true {
+                    let index = next.withLock { value -> Int in defer { value += 1 }; return value }
+                    guard index < tokens.count else { return }
+                    let first = try device(url, token: tokens[index])
+                    try await first.db.write { tx in
+                        for n in 0..<10 { _ = try tx.save(BenchNote(id: UUID(), title: "account \(index) note \(n)", body: body, n: n)) }
+                    }
+                    try await first.sync.sync()
+                    for _ in 0..<2 {
+                        let other = try device(url, token: tokens[index])
+                        try await other.sync.sync()
+                        guard try await other.db.count(BenchNote.self) == 10 else { throw Failure(description: "account \(index) did not get its rows") }
+                    }
+                }
+            }
+        }
+        try await group.waitForAll()
+    }
+    let elapsed = seconds(ContinuousClock.now - clock)
+    let syncs = Double(accountCount * 3)
+    let serverSpent = cpuSeconds(ofProcessesNamed: "postgres") - serverCPU, ownSpent = cpuSeconds(ofProcessesNamed: nil) - ownCPU
+    print(String(format: "%d accounts × 3 devices over HTTP: %.1f s, %.0f syncs/s; CPU per sync: PostgreSQL %.2f ms, this process (HTTP server and devices) %.2f ms",
+                 accountCount, elapsed, syncs / elapsed, serverSpent / syncs * 1000, ownSpent / syncs * 1000))
+
+    // 4. Pushes while others pull.
+    let pushTimes = Locked<[Double]>([]), pullTimes = Locked<[Double]>([])
+    let deadline = ContinuousClock.now + .seconds(mixedSeconds)
+    try await withThrowingTaskGroup(of: Void.self) { group in
+        for task in 0..<16 {
+            group.addTask {
+                let token = tokens[task % tokens.count]
+                let own = try device(url, token: token)
+                var n = 0
+                while ContinuousClock.now < deadline {
+                    let started = ContinuousClock.now
+                    if task < 8 {
+                        try await own.db.write { tx in
+                            for _ in 0..<10 { n += 1; _ = try tx.save(BenchNote(id: UUID(), title: "mixed \(n)", body: body, n: n)) }
+                        }
+                        try await own.sync.sync()
+                        pushTimes.withLock { $0.append(seconds(ContinuousClock.now - started)) }
+                    } else {
+                        try await own.sync.sync()
+                        pullTimes.withLock { $0.append(seconds(ContinuousClock.now - started)) }
+                    }
+                }
+            }
+        }
+        try await group.waitForAll()
+    }
+    let pushes = pushTimes.withLock { $0 }, pulls = pullTimes.withLock { $0 }
+    print(String(format: "pushes while others pull (8 + 8 devices, %.0f s): %.0f pushes/s of 10 rows", mixedSeconds, Double(pushes.count) / mixedSeconds)
+          + " (median \(milliseconds(percentile(pushes, 0.5))), p99 \(milliseconds(percentile(pushes, 0.99))))"
+          + String(format: ", %.0f pulls/s", Double(pulls.count) / mixedSeconds)
+          + " (median \(milliseconds(percentile(pulls, 0.5))), p99 \(milliseconds(percentile(pulls, 0.99))))")
+    await postgres.close()
+}
+
+guard let url = option("postgres") else {
+    FileHandle.standardError.write(Data("usage: sync-bench --postgres URL [--quick] [--rows N] [--accounts N]\n".utf8))
+    exit(2)
+}
+guard #available(macOS 14, iOS 17, tvOS 17, *) else { exit(2) }
+do {
+    try await run(postgresURL: url)
+} catch {
+    FileHandle.standardError.write(Data("sync-bench: \(error)\n".utf8))
+    exit(1)
+}
+#else
+FileHandle.standardError.write(Data("sync-bench needs the Server trait: swift run -c release --traits Server sync-bench --postgres URL\n".utf8))
+exit(2)
+#endif
