@@ -171,29 +171,45 @@ struct ServerLog: Sendable {
             arguments.append(value)
             return "$\(arguments.count)"
         }
-        var conditions = ["c.version > $1::bigint"]
         var prefix = "WITH"
-        var removals = ""
+        var entries = "SELECT c.version, c.tbl, c.id, c.deleted, 'change' AS kind FROM codablesync_changes c WHERE c.version > $1::bigint"
         if let (scopes, account) = scoped {
+            // A small scope (a user's rows) is looked up in the log row by row (its index on
+            // tbl, id); a scope about as large as the log's entries after `version` is joined with
+            // them (a hash join). Either way, never a subplan per log entry over the whole scope.
+            let sizes = try await db.textRows("""
+                SELECT ((SELECT count(*) FROM codablesync_owners WHERE account = $1)
+                        + (SELECT count(*) FROM codablesync_shares WHERE account = $1))::text,
+                       (SELECT coalesce(max(version), 0) FROM codablesync_changes)::text
+                """, [account]).first
+            let roots = sizes?.first.flatMap { $0.flatMap { Int64($0) } } ?? 0
+            let newest = sizes.flatMap { $0.count > 1 ? $0[1].flatMap { Int64($0) } : nil } ?? 0
             let account = parameter(account)
-            prefix = scopes.scope(account: arguments.count) + ","
-            conditions.append("""
-                (EXISTS (SELECT 1 FROM scope s WHERE s.tbl = c.tbl AND s.id = c.id)
-                 OR (c.deleted AND EXISTS (SELECT 1 FROM codablesync_audience a WHERE a.tbl = c.tbl AND a.id = c.id AND \(account) = ANY(a.accounts))))
-                """)
-            removals = """
+            prefix = scopes.scope(account: arguments.count) + ", in_scope AS (SELECT DISTINCT tbl, id FROM scope),"
+            let inScope = roots * 8 < newest - version
+                ? """
+                    SELECT c.version, c.tbl, c.id, c.deleted, 'change' AS kind FROM in_scope s CROSS JOIN LATERAL (
+                        SELECT version, tbl, id, deleted FROM codablesync_changes c
+                        WHERE c.tbl = s.tbl AND c.id = (s.id COLLATE "default") AND c.version > $1::bigint) c
+                    """
+                : """
+                    SELECT c.version, c.tbl, c.id, c.deleted, 'change' AS kind FROM codablesync_changes c
+                    JOIN in_scope s ON s.tbl = c.tbl AND s.id = c.id WHERE c.version > $1::bigint
+                    """
+            entries = """
+                \(inScope)
+                UNION
+                SELECT c.version, c.tbl, c.id, c.deleted, 'change' FROM codablesync_changes c
+                JOIN codablesync_audience a ON a.tbl = c.tbl AND a.id = c.id
+                WHERE c.version > $1::bigint AND c.deleted AND \(account) = ANY(a.accounts)
                 UNION ALL
                 SELECT r.version, r.tbl, r.id, true, 'removal' FROM codablesync_removals r
-                WHERE r.account = \(account) AND r.version > $1::bigint AND NOT EXISTS (SELECT 1 FROM scope s WHERE s.tbl = r.tbl AND s.id = r.id)
+                WHERE r.account = \(account) AND r.version > $1::bigint AND NOT EXISTS (SELECT 1 FROM in_scope s WHERE s.tbl = r.tbl AND s.id = r.id)
                 """
         }
         let rows = try await db.textRows("""
             \(prefix) picked AS (
-                SELECT x.version, x.tbl, x.id, x.deleted, x.kind FROM (
-                    SELECT c.version, c.tbl, c.id, c.deleted, 'change' AS kind FROM codablesync_changes c
-                    WHERE \(conditions.joined(separator: " AND "))
-                    \(removals)
-                ) x ORDER BY x.version LIMIT $2::int)
+                SELECT x.version, x.tbl, x.id, x.deleted, x.kind FROM (\(entries)) x ORDER BY x.version LIMIT $2::int)
             SELECT version::text, tbl, id, deleted::text, kind FROM (
                 SELECT version, tbl, id, deleted, kind, 0 AS part FROM picked
                 UNION ALL

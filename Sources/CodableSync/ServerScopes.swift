@@ -71,6 +71,16 @@ struct ServerScopes: Sendable {
             $body$
             """)
         for model in models {
+            // The backward walks look rows up by their to-one columns (link tables have their
+            // index on `target`). Made only when missing: CREATE INDEX IF NOT EXISTS locks the table.
+            for edge in model.edges {
+                guard case .column(let column) = edge.storage else { continue }
+                let index = ServerLog.name("codablesync_\(model.table)_\(column)")
+                let exists = try await tx.textRows("SELECT to_regclass($1)::text", [SQLName.quoted(index)]).first?.first ?? nil
+                if exists == nil {
+                    try await tx.execute("CREATE INDEX IF NOT EXISTS \(SQLName.quoted(index)) ON \(SQLName.quoted(model.table)) (\(SQLName.quoted(column)))")
+                }
+            }
             try await tx.execute("""
                 CREATE OR REPLACE TRIGGER \(SQLName.quoted(ServerLog.name("codablesync_\(model.table)_audience"))) BEFORE DELETE
                 ON \(SQLName.quoted(model.table)) FOR EACH ROW EXECUTE FUNCTION codablesync_audience()
@@ -182,15 +192,27 @@ struct ServerScopes: Sendable {
         var owners: [SyncedModel.Row: String] = [:]
     }
 
-    /// `account`'s access to `rows` (server ids), in `tx`.
+    /// `account`'s access to `rows` (server ids), in `tx`: from each row up through the rows
+    /// that link it to an owned or shared row of the account (the scope walked backwards, so
+    /// the cost is the rows', not the account's size).
     func access(_ tx: Postgres.Transaction, account: String, rows: [(table: String, id: String)]) async throws -> Access {
         var access = Access()
         guard !rows.isEmpty else { return access }
+        let up = backwardStep.map { "UNION SELECT u.ctbl, u.cid, p.tbl, p.id FROM up u CROSS JOIN LATERAL (\($0)) p" } ?? ""
         let answer = try await tx.textRows("""
-            \(scope(account: 1))
-            SELECT c.tbl, c.id, (SELECT bool_or(s.writable) FROM scope s WHERE s.tbl = c.tbl AND s.id = c.id)::text,
-                   (SELECT o.account FROM codablesync_owners o WHERE o.tbl = c.tbl AND o.id = c.id)
-            FROM unnest($2::text[], $3::text[]) AS c(tbl, id)
+            WITH RECURSIVE up(ctbl, cid, tbl, id) AS (
+                SELECT c.tbl, c.id COLLATE "C", c.tbl, c.id COLLATE "C" FROM unnest($2::text[], $3::text[]) AS c(tbl, id)
+                \(up)
+            ), reached AS (
+                SELECT u.ctbl, u.cid, bool_or(r.writable) AS writable FROM up u JOIN (
+                    SELECT tbl, id COLLATE "C" AS id, true AS writable FROM codablesync_owners WHERE account = $1
+                    UNION ALL SELECT tbl, id COLLATE "C", writable FROM codablesync_shares WHERE account = $1
+                ) r ON r.tbl = u.tbl AND r.id = u.id
+                GROUP BY u.ctbl, u.cid
+            )
+            SELECT c.tbl, c.id, a.writable::text, o.account FROM unnest($2::text[], $3::text[]) AS c(tbl, id)
+            LEFT JOIN reached a ON a.ctbl = c.tbl AND a.cid = c.id
+            LEFT JOIN codablesync_owners o ON o.tbl = c.tbl AND o.id = c.id
             """, [account, ServerLog.arrayLiteral(rows.map(\.table)), ServerLog.arrayLiteral(rows.map(\.id))])
         for row in answer {
             guard row.count == 4, let table = row[0], let id = row[1] else { continue }

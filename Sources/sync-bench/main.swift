@@ -2,7 +2,7 @@
 // server in this process on 127.0.0.1, devices as SQLite files syncing through HTTPSyncTransport,
 // a PostgreSQL server given by URL (Scripts/throwaway-postgres starts one):
 //
-//     swift run -c release --traits Server sync-bench --postgres URL [--quick]
+//     swift run -c release --traits Server sync-bench --postgres URL [--quick] [--direct]
 //
 //  1. initial sync: one device pushes N rows (default 100,000), a new device of the account pulls
 //     them all: rows per second each way;
@@ -47,8 +47,17 @@ let mixedSeconds = quick ? 3.0 : 10.0
 let batchSize = option("batch").flatMap(Int.init) ?? 500
 let folder = FileManager.default.temporaryDirectory.appendingPathComponent("sync-bench-\(UUID().uuidString)")
 
-func device(_ url: URL, token: String) throws -> (db: SQLite.Database, sync: SQLite.Sync) {
+/// `--direct`: devices call the server in this process as their account, without HTTP (the
+/// scopes' cost without the transport's).
+let direct = CommandLine.arguments.contains("--direct")
+nonisolated(unsafe) var directServer: Postgres.SyncServer?  // set once, before any device is made
+
+func device(_ url: URL, token: String) async throws -> (db: SQLite.Database, sync: SQLite.Sync) {
     let db = try SQLite.Database(path: folder.appendingPathComponent("\(UUID().uuidString).sqlite").path)
+    if direct, let server = directServer {
+        let account = try await server.authenticate(token: token)
+        return (db, try SQLite.Sync(local: db, transport: server.transport(for: account), models: models, batchSize: batchSize))
+    }
     return (db, try SQLite.Sync(local: db, transport: HTTPSyncTransport(server: url, token: token), models: models, batchSize: batchSize))
 }
 
@@ -86,6 +95,7 @@ func run(postgresURL: String) async throws {
     defer { try? FileManager.default.removeItem(at: folder) }
     let postgres = try await Postgres.Database(url: postgresURL)
     let server = try Postgres.SyncServer(database: postgres, models: models)
+    directServer = server
     let router = Router()
     router.addSyncRoutes(SyncHTTPEndpoint(server: server))
     let (ports, portContinuation) = AsyncStream<Int>.makeStream()
@@ -102,15 +112,13 @@ func run(postgresURL: String) async throws {
 
     // 1. Initial sync.
     let bulk = try await server.addAccount("bulk-\(run)")
-    let writer = try device(url, token: bulk.token)
+    let writer = try await device(url, token: bulk.token)
     let body = String(repeating: "x", count: 100)
-    try await writer.db.write { tx in
-        for n in 0..<rowCount { _ = try tx.save(BenchNote(id: UUID(), title: "note \(n)", body: body, n: n)) }
-    }
+    _ = try await writer.db.save((0..<rowCount).map { BenchNote(id: UUID(), title: "note \($0)", body: body, n: $0) })
     var clock = ContinuousClock.now
     try await writer.sync.sync()
     let pushed = seconds(ContinuousClock.now - clock)
-    let reader = try device(url, token: bulk.token)
+    let reader = try await device(url, token: bulk.token)
     clock = .now
     try await reader.sync.sync()
     let pulled = seconds(ContinuousClock.now - clock)
@@ -121,7 +129,7 @@ func run(postgresURL: String) async throws {
 
     // 2. Device to device.
     let pair = try await server.addAccount("pair-\(run)")
-    let sender = try device(url, token: pair.token), receiver = try device(url, token: pair.token)
+    let sender = try await device(url, token: pair.token), receiver = try await device(url, token: pair.token)
     let latest = receiver.db.observe(Filter<BenchNote>().sort(by: \.n, ascending: false).limit(1))
     var latestIterator = latest.makeAsyncIterator()
     let live = Task { try await receiver.sync.run() }
@@ -140,8 +148,9 @@ func run(postgresURL: String) async throws {
     live.cancel()
 
     // 3. Many accounts.
-    var tokens: [String] = []
-    for index in 0..<accountCount { tokens.append(try await server.addAccount("user-\(run)-\(index)").token) }
+    var made: [String] = []
+    for index in 0..<accountCount { made.append(try await server.addAccount("user-\(run)-\(index)").token) }
+    let tokens = made
     let serverCPU = cpuSeconds(ofProcessesNamed: "postgres"), ownCPU = cpuSeconds(ofProcessesNamed: nil)
     clock = .now
     try await withThrowingTaskGroup(of: Void.self) { group in
@@ -151,13 +160,11 @@ func run(postgresURL: String) async throws {
                 while true {
                     let index = next.withLock { value -> Int in defer { value += 1 }; return value }
                     guard index < tokens.count else { return }
-                    let first = try device(url, token: tokens[index])
-                    try await first.db.write { tx in
-                        for n in 0..<10 { _ = try tx.save(BenchNote(id: UUID(), title: "account \(index) note \(n)", body: body, n: n)) }
-                    }
+                    let first = try await device(url, token: tokens[index])
+                    _ = try await first.db.save((0..<10).map { BenchNote(id: UUID(), title: "account \(index) note \($0)", body: body, n: $0) })
                     try await first.sync.sync()
                     for _ in 0..<2 {
-                        let other = try device(url, token: tokens[index])
+                        let other = try await device(url, token: tokens[index])
                         try await other.sync.sync()
                         guard try await other.db.count(BenchNote.self) == 10 else { throw Failure(description: "account \(index) did not get its rows") }
                     }
@@ -179,14 +186,13 @@ func run(postgresURL: String) async throws {
         for task in 0..<16 {
             group.addTask {
                 let token = tokens[task % tokens.count]
-                let own = try device(url, token: token)
+                let own = try await device(url, token: token)
                 var n = 0
                 while ContinuousClock.now < deadline {
                     let started = ContinuousClock.now
                     if task < 8 {
-                        try await own.db.write { tx in
-                            for _ in 0..<10 { n += 1; _ = try tx.save(BenchNote(id: UUID(), title: "mixed \(n)", body: body, n: n)) }
-                        }
+                        _ = try await own.db.save((0..<10).map { BenchNote(id: UUID(), title: "mixed \(n + $0)", body: body, n: n + $0) })
+                        n += 10
                         try await own.sync.sync()
                         pushTimes.withLock { $0.append(seconds(ContinuousClock.now - started)) }
                     } else {
