@@ -135,7 +135,7 @@ public struct HTTPSyncTransport: SyncTransport {
         }
         let data: Data, response: URLResponse
         do {
-            (data, response) = try await session.data(for: request)
+            (data, response) = try await perform(request)
         } catch is CancellationError {
             throw CancellationError()
         } catch {
@@ -161,6 +161,68 @@ public struct HTTPSyncTransport: SyncTransport {
             throw Failure(status: status, message: "the answer of /\(route) is not what it should be: \(error)")
         }
     }
+}
+
+extension HTTPSyncTransport {
+    /// `session.data(for:)`, cancelled safely: FoundationNetworking's own async form can deadlock
+    /// when its task is cancelled (the cancellation handler waits for the session's queue while
+    /// that queue resumes the task, each under the other's lock: seen with `run()` cancelled during
+    /// a long poll). The request is cancelled from another thread instead.
+    func perform(_ request: URLRequest) async throws -> (Data, URLResponse) {
+        let running = RunningRequest()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<(Data, URLResponse), any Swift.Error>) in
+                let task = session.dataTask(with: request) { data, response, error in
+                    if let error {
+                        continuation.resume(throwing: error)
+                    } else if let data, let response {
+                        continuation.resume(returning: (data, response))
+                    } else {
+                        continuation.resume(throwing: Failure(status: nil, message: "the sync server's answer was empty"))
+                    }
+                }
+                running.start(task)
+            }
+        } onCancel: {
+            running.cancel()
+        }
+    }
+}
+
+/// A request's `URLSessionTask`, cancelled at most once, never on the cancelling thread.
+///
+/// Sendable: its state is behind a lock; `URLSessionTask`'s methods may be called from any thread.
+private final class RunningRequest: @unchecked Sendable {
+    private let state = Locked<(task: URLSessionTask?, cancelled: Bool)>((nil, false))
+
+    /// Starts `task`, or cancels it at once when the request was cancelled before it started.
+    func start(_ task: URLSessionTask) {
+        let cancelled = state.withLock { state -> Bool in
+            state.task = task
+            return state.cancelled
+        }
+        task.resume()
+        if cancelled { cancelLater(task) }
+    }
+
+    func cancel() {
+        let task = state.withLock { state -> URLSessionTask? in
+            state.cancelled = true
+            return state.task
+        }
+        if let task { cancelLater(task) }
+    }
+
+    private func cancelLater(_ task: URLSessionTask) {
+        let task = UncheckedTask(task)
+        DispatchQueue.global().async { task.value.cancel() }
+    }
+}
+
+/// A `URLSessionTask` handed to another thread (its methods are thread-safe).
+private struct UncheckedTask: @unchecked Sendable {  // URLSessionTask is documented thread-safe
+    let value: URLSessionTask
+    init(_ value: URLSessionTask) { self.value = value }
 }
 
 /// The version of a transport's last pull, and the long poll waiting for the next pull.

@@ -138,6 +138,23 @@ struct SyncHTTPTests {
         }
     }
 
+    @Test("a running device cancelled during its long poll stops promptly, again and again (FoundationNetworking's cancellation deadlock)")
+    func cancelDuringLongPoll() async throws {
+        try await Self.withHTTPServer { server, url, _ in
+            let alice = try await server.addAccount("alice")
+            for _ in 0..<20 {
+                let device = try Self.device(url, token: alice.token)
+                let states = device.sync.states
+                let running = Task { try await device.sync.run() }
+                // After the first round the device waits: its long poll is on the way or in flight.
+                for await state in states { if case .idle = state { break } }
+                running.cancel()
+                // A deadlock would never end this await (the suite's hang limit reports it).
+                _ = await running.result
+            }
+        }
+    }
+
     @Test("live over HTTP: a running device of another account gets a shared list's change through long polling, and its revoke")
     func liveOverHTTP() async throws {
         try await Self.withHTTPServer { server, url, _ in

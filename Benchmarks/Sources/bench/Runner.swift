@@ -44,6 +44,9 @@ struct Settings {
     var structsOnly = false
     /// Run only scenario J (full-text search).
     var searchOnly = false
+    /// Only K, the Northwind orders (`--northwind-only`); `--northwind PATH`: the packed database.
+    var northwindOnly = false
+    var northwindPath: String?
     /// Where to write the A–D and H results as CSV, for `Benchmarks/plot`.
     var csvPath: String?
     /// Profile only F's write throughput with this many observers.
@@ -75,6 +78,10 @@ struct Settings {
             case "--queries": queriesOnly = true
             case "--structs": structsOnly = true
             case "--search": searchOnly = true
+            case "--northwind-only": northwindOnly = true
+            case "--northwind":
+                guard let path = iterator.next() else { throw BenchmarkError.verification("--northwind needs the path of northwind.db.gz") }
+                northwindPath = path
             case "--csv":
                 guard let path = iterator.next() else { throw BenchmarkError.verification("--csv needs a file path") }
                 csvPath = path
@@ -90,7 +97,7 @@ struct Settings {
                 }
                 kinds = [kind]
             default:
-                throw BenchmarkError.verification("unknown option \(argument); use --quick, --rows N, --lookups N, --repetitions N, --only file|memory, --contender NAME, --observation, --relationships, --scaling, --queries, --structs, --search, --csv PATH")
+                throw BenchmarkError.verification("unknown option \(argument); use --quick, --rows N, --lookups N, --repetitions N, --only file|memory, --contender NAME, --observation, --relationships, --scaling, --queries, --structs, --search, --northwind-only, --northwind PATH, --csv PATH")
             }
         }
     }

@@ -10,7 +10,9 @@ import GRDBSQLite
 // Options: --rows N, --lookups N, --repetitions N, --only file|memory, --contender NAME (repeatable),
 //          --observation (only scenario F, live queries), --relationships (only scenario G),
 //          --scaling (only A and B at 10,000, 100,000 and 1,000,000 rows), --queries (only H),
-//          --structs (only I), --search (only J), --csv PATH (A–D and H as CSV, for Benchmarks/plot)
+//          --structs (only I), --search (only J), --northwind-only (only K; --northwind PATH: the
+//          packed database, default ../shared/data/northwind.db.gz beside the repository),
+//          --csv PATH (A–D and H as CSV, for Benchmarks/plot)
 //
 // Fluent is a default trait of this package; `--disable-default-traits` builds without it (CI's
 // smoke run does, to build no swift-nio).
@@ -57,6 +59,10 @@ do {
         print(try SearchBenchmark(settings: settings).run())
         exit(0)
     }
+    if settings.northwindOnly {
+        print(try NorthwindBenchmark(settings: settings).run())
+        exit(0)
+    }
     var report = Report(settings: settings, contenders: contenders)
     if !settings.observationOnly && !settings.queriesOnly {
         try Runner(settings: settings, contenders: contenders).run(into: &report)
@@ -69,6 +75,7 @@ do {
         print(try RelationshipBenchmark(settings: settings).run())
         print(try StructsBenchmark(settings: settings).run())
         print(try SearchBenchmark(settings: settings).run())
+        print(try NorthwindBenchmark(settings: settings).run())
     }
     if !settings.observationOnly {
         try QueryBenchmark(settings: settings).run(into: &report)
