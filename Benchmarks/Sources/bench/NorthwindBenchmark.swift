@@ -112,6 +112,7 @@ struct NorthwindBenchmark {
     /// Hand-written C: each column by position into the struct.
     static func fetchC(_ statement: OpaquePointer) throws -> [Order] {
         sqlite3_reset(statement)
+        // String(cString:): measured faster here than String(decoding:) of sqlite3_column_bytes bytes.
         func text(_ column: Int32) -> String? {
             guard let bytes = sqlite3_column_text(statement, column) else { return nil }
             return String(cString: bytes)
@@ -120,6 +121,7 @@ struct NorthwindBenchmark {
             sqlite3_column_type(statement, column) == SQLITE_NULL ? nil : sqlite3_column_int64(statement, column)
         }
         var orders: [Order] = []
+        orders.reserveCapacity(16_384)
         while true {
             let step = sqlite3_step(statement)
             if step == SQLITE_DONE { break }
