@@ -262,7 +262,8 @@ struct ServerLog: Sendable {
                 SELECT d.account FROM codablesync_devices d WHERE d.device = $1 OR d.token = $2
                 UNION ALL SELECT d.account FROM codablesync_pushes p JOIN codablesync_devices d ON d.device = p.device WHERE p.token = $2
                 """, [push.device, push.token])
-            if owners.contains(where: { $0.first.flatMap { $0 } != account }) {
+            // A device recorded before accounts (no account yet) becomes the first one's to push.
+            if owners.contains(where: { row in row.first.flatMap { $0 }.map { $0 != account } ?? false }) {
                 throw SQLite.Sync.Error(.unauthorized, "device \(push.device) or push \(push.token) belongs to another account than \(account)")
             }
         }
@@ -307,7 +308,8 @@ struct ServerLog: Sendable {
         _ = try await tx.textRows("SELECT set_config('codablesync.origin', $1, true)", [start.device])
         try await tx.execute("""
             INSERT INTO codablesync_devices (device, pushed, token, account) VALUES ($1, $2::bigint, $3, $4)
-            ON CONFLICT (device) DO UPDATE SET pushed = greatest(codablesync_devices.pushed, EXCLUDED.pushed), token = EXCLUDED.token
+            ON CONFLICT (device) DO UPDATE SET pushed = greatest(codablesync_devices.pushed, EXCLUDED.pushed), token = EXCLUDED.token,
+                account = coalesce(codablesync_devices.account, EXCLUDED.account)
             """, start.device, String(seq), push.token, account)
         try await tx.execute("INSERT INTO codablesync_pushes (token, device, upto) VALUES ($1, $2, $3::bigint)", push.token, start.device, String(seq))
         return start

@@ -40,8 +40,10 @@ struct ServerPush {
     let device: String
     /// The account the push is on behalf of (``ServerScopes``); `nil`: a trusted caller, unscoped.
     let account: String?
-    /// Rows the push may create, which become the account's.
-    private var claimed: [SyncedModel.Row] = []
+    /// Rows the push may create, with the account each becomes (``authorize(_:)``).
+    private var claimed: [SyncedModel.Row: String] = [:]
+    /// Rows the account may read: only their refusals carry the server's value.
+    private var readable: Set<SyncedModel.Row> = []
     /// The newest version whose tombstone the server forgot: a change made over an older one may
     /// link rows deleted since without a trace but their absence.
     let horizon: Int64
@@ -84,15 +86,17 @@ struct ServerPush {
         let clashing = changes.filter { refused[$0.row]?.reason == .uniqueClash }
         for change in clashing { refused[change.row] = nil }
         try await applyRun(clashing)
-        if let account {
+        if account != nil {
             // Only what was written: a refused change's new rows stay no one's.
             let written = Set(changes.filter { refused[$0.row] == nil }.flatMap { change in
                 [change.row] + (change.value.map { change.model.related($0) } ?? [])
             })
-            try await ServerScopes(models: models).claim(
-                tx, account: account, rows: claimed.filter { written.contains($0) }.map { row in
+            let scopes = ServerScopes(models: models)
+            for owner in Set(claimed.values) {
+                try await scopes.claim(tx, account: owner, rows: claimed.filter { $0.value == owner && written.contains($0.key) }.map { row, _ in
                     SyncedModel.Row(table: row.table, id: models.first { $0.table == row.table }?.serverText(row.id) ?? row.id)
                 })
+            }
         }
         let applied = rewritten.filter { refused[$0] == nil }
         for model in models {
@@ -103,8 +107,10 @@ struct ServerPush {
             refused: try await refusals(in: changes), droppedLinks: droppedLinks.filter { refused[SyncedModel.Row(table: $0.table, id: $0.id)] == nil })
     }
 
+    /// Refuses a change; a change refused already keeps its first reason (a `forbidden` one is
+    /// never replaced by one that would tell the server's value).
     private mutating func refuse(_ change: Change, _ reason: SyncRefusal.Reason, _ message: String) {
-        refused[change.row] = (reason, message)
+        if refused[change.row] == nil { refused[change.row] = (reason, message) }
     }
 
     /// Decodes each value with the server's model; one it cannot decode is refused. A value from
@@ -138,54 +144,73 @@ struct ServerPush {
         }
     }
 
-    /// With an account: refuses each change to a row outside its write scope, and each value that
-    /// links a row it cannot read (either may exist, owned by another account, or have been
-    /// deleted); rows no one has and no one owned yet are the push's to create.
+    /// With an account: refuses each change to a row outside its write scope (whatever else was
+    /// wrong with it: a value the server cannot decode is refused as `forbidden` too, so that
+    /// nothing tells whether the row exists), and each value that links a row the account cannot
+    /// read or that another account than the value's owner owns: a push cannot carry a row into a
+    /// structure (its own, or one shared with it) that would keep it after a share ends. Rows no
+    /// one has and no one owned are the push's to create: a row created inside another account's
+    /// value (an item added to a list shared with the pusher) belongs to that value's owner, the
+    /// others to the pushing account.
     private mutating func authorize(_ changes: [Change]) async throws {
         guard let account else { return }
         var rows: Set<SyncedModel.Row> = []
-        for change in changes where refused[change.row] == nil {
+        for change in changes {
             rows.insert(change.row)
             if let value = change.value { rows.formUnion(change.model.related(value)) }
         }
         let scopes = ServerScopes(models: models)
-        func server(_ row: SyncedModel.Row) -> (table: String, id: String) {
-            (row.table, models.first { $0.table == row.table }?.serverText(row.id) ?? row.id)
+        func key(_ row: SyncedModel.Row) -> SyncedModel.Row {
+            SyncedModel.Row(table: row.table, id: models.first { $0.table == row.table }?.serverText(row.id) ?? row.id)
         }
-        let access = try await scopes.access(tx, account: account, rows: rows.map(server))
+        let access = try await scopes.access(tx, account: account, rows: rows.map { (key($0).table, key($0).id) })
         var existing: Set<SyncedModel.Row> = []
         for model in models {
-            let outside = rows.filter { $0.table == model.table && access.inScope[SyncedModel.Row(table: $0.table, id: server($0).id)] == nil }
-            let found = try await scopes.existing(tx, model, ids: outside.map { server($0).id })
-            existing.formUnion(outside.filter { found.contains(server($0).id) })
+            let outside = rows.filter { $0.table == model.table && access.inScope[key($0)] == nil }
+            let found = try await scopes.existing(tx, model, ids: outside.map { key($0).id })
+            existing.formUnion(outside.filter { found.contains(key($0).id) })
         }
         /// Whether `row` is the push's to create: no one has it, no one owns it.
-        func isNew(_ row: SyncedModel.Row) -> Bool {
-            !existing.contains(row) && access.owners[SyncedModel.Row(table: row.table, id: server(row).id)] == nil
-        }
-        for change in changes where refused[change.row] == nil {
-            switch access.inScope[SyncedModel.Row(table: change.row.table, id: server(change.row).id)] {
+        func isNew(_ row: SyncedModel.Row) -> Bool { !existing.contains(row) && access.owners[key(row)] == nil }
+        var owners: [SyncedModel.Row: String] = [:]
+        for change in changes {
+            switch access.inScope[key(change.row)] {
             case true?:
-                break
+                readable.insert(change.row)
             case false?:
-                refuse(change, .forbidden, "\(change.model.name) \(change.id) is shared with \(account) read-only")
+                readable.insert(change.row)
+                refused[change.row] = (.forbidden, "\(change.model.name) \(change.id) is shared with \(account) read-only")
                 continue
             case nil:
                 guard isNew(change.row) else {
-                    refuse(change, .forbidden, "\(change.model.name) \(change.id) is not \(account)'s to change")
+                    refused[change.row] = (.forbidden, "\(change.model.name) \(change.id) is not \(account)'s to change")
                     continue
                 }
-                if change.value != nil { claimed.append(change.row) }
             }
-            guard let value = change.value else { continue }
-            for related in change.model.related(value) where access.inScope[SyncedModel.Row(table: related.table, id: server(related).id)] == nil {
-                guard isNew(related) else {
+            guard refused[change.row] == nil, let value = change.value else { continue }
+            let owner = access.owners[key(change.row)] ?? account
+            for related in change.model.related(value) {
+                if isNew(related) {
+                    // Created here: the linking value's owner's (an item added to a shared list is
+                    // the list owner's); a row also pushed on its own keeps the first owner found.
+                    if owners[related] == nil || owner != account { owners[related] = owner }
+                    continue
+                }
+                guard access.inScope[key(related)] != nil else {
                     refuse(change, .forbidden, "\(change.model.name) \(change.id) links \(related.table) \(related.id), which \(account) cannot read")
                     break
                 }
-                claimed.append(related)
+                guard access.owners[key(related)] == owner else {
+                    refuse(change, .forbidden, """
+                        \(change.model.name) \(change.id) links \(related.table) \(related.id), which belongs to another account: \
+                        a value may link only its owner's rows
+                        """)
+                    break
+                }
             }
+            if isNew(change.row), owners[change.row] == nil { owners[change.row] = account }
         }
+        claimed = owners
     }
 
     /// Records the rows other writers changed after each change's base version (the push
@@ -247,7 +272,7 @@ struct ServerPush {
         }
         guard !deleted.isEmpty || !missing.isEmpty else { return changes }
         var changes = changes
-        for index in changes.indices {
+        for index in changes.indices where refused[changes[index].row] == nil {
             guard let value = changes[index].value else { continue }
             let gone = Set(changes[index].model.related(value)).intersection(changes[index].base < horizon ? deleted.union(missing) : deleted)
             guard !gone.isEmpty else { continue }
@@ -350,7 +375,10 @@ struct ServerPush {
             let ids = changes.filter { $0.model.table == model.table && refused[$0.row] != nil }.map(\.id)
             guard !ids.isEmpty else { continue }
             // A row the account may not read is not told, not even whether it exists.
-            let readable = ids.filter { refused[.init(table: model.table, id: $0)]?.reason != .forbidden }
+            let readable = ids.filter { id in
+                let row = SyncedModel.Row(table: model.table, id: id)
+                return account == nil || (self.readable.contains(row) && refused[row]?.reason != .forbidden)
+            }
             let current = try await model.serverValues(tx, readable)
             for id in ids {
                 guard let (reason, message) = refused[.init(table: model.table, id: id)] else { continue }

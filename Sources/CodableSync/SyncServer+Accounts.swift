@@ -229,15 +229,16 @@ extension Postgres.SyncServer {
     private func sharedRow(table: String, id: String, with account: SyncAccount, by owner: SyncAccount?) async throws -> (SyncedModel, String) {
         try await install()
         let (model, serverID) = try rowNamed(table: table, id: id)
-        guard try await !log.db.textRows("SELECT 1::text FROM codablesync_accounts WHERE account = $1", [account.name]).isEmpty else {
-            throw SQLite.Sync.Error(.invalidArgument, "there is no account named \"\(account.name)\" to share with")
-        }
+        // Ownership first: someone who owns nothing learns nothing of other accounts' names.
         if let owner {
             let owns = try await log.db.textRows(
                 "SELECT 1::text FROM codablesync_owners WHERE tbl = $1 AND id = $2 AND account = $3", [model.table, serverID, owner.name])
             guard !owns.isEmpty else {
                 throw SQLite.Sync.Error(.forbidden, "\(owner.name) does not own \(model.name) \(id), so it cannot share it")
             }
+        }
+        guard try await !log.db.textRows("SELECT 1::text FROM codablesync_accounts WHERE account = $1", [account.name]).isEmpty else {
+            throw SQLite.Sync.Error(.invalidArgument, "there is no account named \"\(account.name)\" to share with")
         }
         return (model, serverID)
     }

@@ -146,6 +146,78 @@ struct SyncScopesTests {
         #expect(Set(alicePull.changes.map(\.id)) == [secret.id.uuidString, list.id.uuidString])
     }
 
+    @Test("no way around the scope: a bad value, a link to a tombstone, a link to a read-only or another owner's row; an item added to a shared list is the list owner's")
+    func hostilePushesAndCollaboration() async throws {
+        let postgres = try await TestServer.shared.freshDatabase()
+        let server = try Postgres.SyncServer(database: postgres, models: Self.models)
+        let bob = try await server.addAccount("bob").account
+        let alice = try await server.addAccount("alice").account
+        let carol = try await server.addAccount("carol").account
+        let bobDevice = try Self.device(server, bob)
+        let secret = Item(id: UUID(), title: "bob's secret")
+        let shared = Item(id: UUID(), title: "bob's shared")
+        let privateList = List(id: UUID(), name: "bob's private", items: [secret])
+        let sharedList = List(id: UUID(), name: "bob's shared", items: [shared])
+        _ = try await bobDevice.db.save([privateList, sharedList])
+        try await bobDevice.sync.sync()
+        try await server.share(sharedList, with: alice, access: .read, by: bob)
+        try await server.share(sharedList, with: carol, access: .readWrite, by: bob)
+
+        func json(_ value: some Encodable) throws -> String { String(decoding: try JSONEncoder().encode(value), as: UTF8.self) }
+        func push(_ changes: [SyncChange], as account: SyncAccount) async throws -> SyncPushResult {
+            try await server.push(SyncPush(device: UUID().uuidString, token: UUID().uuidString, acknowledged: nil, changes: changes), as: account)
+        }
+        // A value the server cannot decode, for a row of another account: refused as forbidden, nothing told.
+        let garbled = try await push([SyncChange(table: Item.tableName, id: secret.id.uuidString, value: "\"x\"", seq: 1, version: 0)], as: alice)
+        #expect(garbled.refused.map(\.reason) == [.forbidden])
+        #expect(garbled.refused.first?.serverValue == nil)
+        // A value with another id inside, or linking a tombstone below the horizon: the same.
+        let wrongID = try await push([SyncChange(table: Item.tableName, id: secret.id.uuidString,
+                                                 value: try json(Item(id: UUID(), title: "x")), seq: 1, version: -1)], as: alice)
+        #expect(wrongID.refused.map(\.reason) == [.forbidden] && wrongID.refused.first?.serverValue == nil)
+        let overDeleted = try await push([SyncChange(table: List.tableName, id: privateList.id.uuidString,
+                                                     value: try json(List(id: privateList.id, name: "x", items: [Item(id: UUID(), title: "gone")])),
+                                                     seq: 1, version: -1)], as: alice)
+        #expect(overDeleted.refused.map(\.reason) == [.forbidden] && overDeleted.refused.first?.serverValue == nil)
+        #expect(!(try json(overDeleted)).contains("bob's"))
+
+        // Alice (read-only) links bob's shared item from a list of her own: refused (it would make it hers to write).
+        let mine = List(id: UUID(), name: "alice's", items: [shared])
+        let linked = try await push([SyncChange(table: List.tableName, id: mine.id.uuidString, value: try json(mine), seq: 1, version: 0)], as: alice)
+        #expect(linked.refused.map(\.reason) == [.forbidden])
+        // Carol (read-write) cannot take bob's item into a list of her own either: it would outlive the share.
+        let carols = List(id: UUID(), name: "carol's", items: [shared])
+        let taken = try await push([SyncChange(table: List.tableName, id: carols.id.uuidString, value: try json(carols), seq: 1, version: 0)], as: carol)
+        #expect(taken.refused.map(\.reason) == [.forbidden])
+        #expect(try await postgres.get(List.self, id: carols.id) == nil)
+
+        // Carol adds a new item to bob's shared list: it is bob's (bob and alice get it), and it
+        // leaves carol's devices with the share.
+        let carolDevice = try Self.device(server, carol)
+        try await carolDevice.sync.sync()
+        var grown = try #require(try await carolDevice.db.get(List.self, id: sharedList.id))
+        grown.items.append(Item(id: UUID(), title: "carol's addition"))
+        _ = try await carolDevice.db.save(grown)
+        try await carolDevice.sync.sync()
+        #expect(try await carolDevice.sync.refusedChanges().isEmpty)
+        try await bobDevice.sync.sync()
+        #expect(try await Self.titles(bobDevice.db).contains("carol's addition"))
+        let aliceDevice = try Self.device(server, alice)
+        try await aliceDevice.sync.sync()
+        #expect(try await Self.titles(aliceDevice.db) == ["bob's shared", "carol's addition"])
+        try await server.revokeShare(sharedList, from: carol, by: bob)
+        try await carolDevice.sync.sync()
+        #expect(try await Self.titles(carolDevice.db).isEmpty)
+
+        // Sharing what one does not own tells nothing about other accounts' names.
+        do {
+            try await server.share(privateList, with: SyncAccount("no such account"), by: alice)
+            Issue.record("alice shared bob's list")
+        } catch let error as SQLite.Sync.Error {
+            #expect(error.code == .forbidden)
+        }
+    }
+
     @Test("another account's device id or push token is refused as unauthorized, and the first answer is not told again")
     func replayedDeviceAndToken() async throws {
         let postgres = try await TestServer.shared.freshDatabase()
