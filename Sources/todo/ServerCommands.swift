@@ -82,7 +82,9 @@ enum ServerCommands {
 
     static func share(_ words: [String], revoke: Bool, _ arguments: Arguments) async throws {
         let command = revoke ? "unshare" : "share"
-        guard words.count == 1, let name = arguments.value("with") else {
+        // `todo share LIST --with ACCOUNT`, or `todo share LIST ACCOUNT`.
+        let given = arguments.value("with") ?? (words.count == 2 ? words[1] : nil)
+        guard let name = given, words.count == (arguments.value("with") == nil ? 2 : 1) else {
             throw TodoError(description: "Usage: todo \(command) LIST --with ACCOUNT\(revoke ? "" : " [--read-only]") --server URL --token TOKEN")
         }
         #if Postgres
