@@ -7,6 +7,11 @@ import Foundation
 /// knows it from the request (a bearer token, ``Postgres/SyncServer/authenticate(token:)``),
 /// never from the request's body.
 ///
+/// ```swift
+/// let account = try await syncServer.authenticate(token: bearerToken)
+/// let answer = try await syncServer.pull(request, as: account)
+/// ```
+///
 /// Sendable: a plain value.
 public struct SyncAccount: Codable, Sendable, Hashable, CustomStringConvertible {
     public let name: String
@@ -15,6 +20,10 @@ public struct SyncAccount: Codable, Sendable, Hashable, CustomStringConvertible 
 }
 
 /// What a share lets its account do with the shared value and every row it links.
+///
+/// ```swift
+/// try await syncServer.share(groceries, with: bob, access: .read, by: alice)
+/// ```
 ///
 /// Sendable: a plain enum.
 public enum SyncAccess: String, Codable, Sendable, Hashable {
@@ -25,7 +34,13 @@ public enum SyncAccess: String, Codable, Sendable, Hashable {
 }
 
 /// An account and a bearer token for it, as ``Postgres/SyncServer/addAccount(_:tokenLifetime:)``
-/// makes them. The server keeps only the token's SHA-256 hash.
+/// makes them. The server keeps only the token's SHA-256 hash: give the token to the account's
+/// devices now, it cannot be read back.
+///
+/// ```swift
+/// let carol = try await syncServer.addAccount("carol", tokenLifetime: .seconds(90 * 86_400))
+/// print(carol.token)
+/// ```
 ///
 /// Sendable: plain values.
 public struct SyncCredentials: Sendable, Hashable {
