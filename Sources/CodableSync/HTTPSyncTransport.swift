@@ -192,7 +192,7 @@ extension HTTPSyncTransport {
 /// A request's `URLSessionTask`, cancelled at most once, never on the cancelling thread.
 ///
 /// Sendable: its state is behind a lock; `URLSessionTask`'s methods may be called from any thread.
-private final class RunningRequest: @unchecked Sendable {
+private final class RunningRequest: Sendable {
     private let state = Locked<(task: URLSessionTask?, cancelled: Bool)>((nil, false))
 
     /// Starts `task`, or cancels it at once when the request was cancelled before it started.

@@ -93,9 +93,7 @@ struct ServerPush {
             })
             let scopes = ServerScopes(models: models)
             for owner in Set(claimed.values) {
-                try await scopes.claim(tx, account: owner, rows: claimed.filter { $0.value == owner && written.contains($0.key) }.map { row, _ in
-                    SyncedModel.Row(table: row.table, id: models.first { $0.table == row.table }?.serverText(row.id) ?? row.id)
-                })
+                try await scopes.claim(tx, account: owner, rows: claimed.filter { $0.value == owner && written.contains($0.key) }.map { serverRow($0.key) })
             }
         }
         let applied = rewritten.filter { refused[$0] == nil }
@@ -105,6 +103,11 @@ struct ServerPush {
         return SyncPushResult(
             conflicts: changes.compactMap { refused[$0.row] == nil ? conflicts[$0.row] : nil },
             refused: try await refusals(in: changes), droppedLinks: droppedLinks.filter { refused[SyncedModel.Row(table: $0.table, id: $0.id)] == nil })
+    }
+
+    /// A row named by its canonical id, as the server's tables name it (`id::text`).
+    private func serverRow(_ row: SyncedModel.Row) -> SyncedModel.Row {
+        SyncedModel.Row(table: row.table, id: models.first { $0.table == row.table }?.serverText(row.id) ?? row.id)
     }
 
     /// Refuses a change; a change refused already keeps its first reason (a `forbidden` one is
@@ -160,21 +163,18 @@ struct ServerPush {
             if let value = change.value { rows.formUnion(change.model.related(value)) }
         }
         let scopes = ServerScopes(models: models)
-        func key(_ row: SyncedModel.Row) -> SyncedModel.Row {
-            SyncedModel.Row(table: row.table, id: models.first { $0.table == row.table }?.serverText(row.id) ?? row.id)
-        }
-        let access = try await scopes.access(tx, account: account, rows: rows.map { (key($0).table, key($0).id) })
+        let access = try await scopes.access(tx, account: account, rows: rows.map { (serverRow($0).table, serverRow($0).id) })
         var existing: Set<SyncedModel.Row> = []
         for model in models {
-            let outside = rows.filter { $0.table == model.table && access.inScope[key($0)] == nil }
-            let found = try await scopes.existing(tx, model, ids: outside.map { key($0).id })
-            existing.formUnion(outside.filter { found.contains(key($0).id) })
+            let outside = rows.filter { $0.table == model.table && access.inScope[serverRow($0)] == nil }
+            let found = try await scopes.existing(tx, model, ids: outside.map { serverRow($0).id })
+            existing.formUnion(outside.filter { found.contains(serverRow($0).id) })
         }
         /// Whether `row` is the push's to create: no one has it, no one owns it.
-        func isNew(_ row: SyncedModel.Row) -> Bool { !existing.contains(row) && access.owners[key(row)] == nil }
+        func isNew(_ row: SyncedModel.Row) -> Bool { !existing.contains(row) && access.owners[serverRow(row)] == nil }
         var owners: [SyncedModel.Row: String] = [:]
         for change in changes {
-            switch access.inScope[key(change.row)] {
+            switch access.inScope[serverRow(change.row)] {
             case true?:
                 readable.insert(change.row)
             case false?:
@@ -188,7 +188,7 @@ struct ServerPush {
                 }
             }
             guard refused[change.row] == nil, let value = change.value else { continue }
-            let owner = access.owners[key(change.row)] ?? account
+            let owner = access.owners[serverRow(change.row)] ?? account
             for related in change.model.related(value) {
                 if isNew(related) {
                     // Created here: the linking value's owner's (an item added to a shared list is
@@ -196,11 +196,11 @@ struct ServerPush {
                     if owners[related] == nil || owner != account { owners[related] = owner }
                     continue
                 }
-                guard access.inScope[key(related)] != nil else {
+                guard access.inScope[serverRow(related)] != nil else {
                     refuse(change, .forbidden, "\(change.model.name) \(change.id) links \(related.table) \(related.id), which \(account) cannot read")
                     break
                 }
-                guard access.owners[key(related)] == owner else {
+                guard access.owners[serverRow(related)] == owner else {
                     refuse(change, .forbidden, """
                         \(change.model.name) \(change.id) links \(related.table) \(related.id), which belongs to another account: \
                         a value may link only its owner's rows

@@ -84,7 +84,7 @@ extension Postgres.SyncServer {
         try await install()
         let token = Self.newToken()
         try await log.db.inTransaction { tx in
-            guard try await !tx.textRows("SELECT 1::text FROM codablesync_accounts WHERE account = $1", [account.name]).isEmpty else {
+            guard try await Self.hasAccount(account, in: tx) else {
                 throw SQLite.Sync.Error(.invalidArgument, "there is no account named \"\(account.name)\"")
             }
             try await Self.store(token, for: account, lifetime: lifetime, tx)
@@ -113,6 +113,10 @@ extension Postgres.SyncServer {
         }
         if row[2] == "true" { throw SQLite.Sync.Error(.unauthorized, "the token expired at \(row[1] ?? "?")") }
         return SyncAccount(name)
+    }
+
+    private static func hasAccount(_ account: SyncAccount, in db: some Postgres.Queryable) async throws -> Bool {
+        try await !db.textRows("SELECT 1::text FROM codablesync_accounts WHERE account = $1", [account.name]).isEmpty
     }
 
     private static func newToken() -> String {
@@ -252,7 +256,7 @@ extension Postgres.SyncServer {
                 throw SQLite.Sync.Error(.forbidden, "\(owner.name) does not own \(model.name) \(id), so it cannot share it")
             }
         }
-        guard try await !log.db.textRows("SELECT 1::text FROM codablesync_accounts WHERE account = $1", [account.name]).isEmpty else {
+        guard try await Self.hasAccount(account, in: log.db) else {
             throw SQLite.Sync.Error(.invalidArgument, "there is no account named \"\(account.name)\" to share with")
         }
         return (model, serverID)

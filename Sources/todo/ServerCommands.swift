@@ -118,14 +118,22 @@ enum ServerCommands {
 
     #if Postgres
     private static func withSyncServer(_ url: String, _ body: (Postgres.SyncServer) async throws -> Void) async throws {
+        try await withPostgres(url, unreachable: "Cannot reach the server's database") { database in
+            try await body(try Postgres.SyncServer(database: database, models: models))
+        }
+    }
+
+    /// Runs `body` on the PostgreSQL server at `url`, closed after it; a server it cannot reach
+    /// is a `TodoError` starting with `unreachable`.
+    static func withPostgres(_ url: String, unreachable: String, _ body: (Postgres.Database) async throws -> Void) async throws {
         let database: Postgres.Database
         do {
             database = try await Postgres.Database(url: url)
         } catch let error as Postgres.Error {
-            throw TodoError(description: "Cannot reach the server's database: \(error)")
+            throw TodoError(description: "\(unreachable): \(error)")
         }
         do {
-            try await body(try Postgres.SyncServer(database: database, models: models))
+            try await body(database)
         } catch {
             await database.close()
             throw error

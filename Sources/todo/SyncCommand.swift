@@ -20,33 +20,20 @@ enum SyncCommand {
         }
         #if Postgres
         let local = try Todo.openSQLite(arguments)
+        func run(_ sync: SQLite.Sync) async throws {
+            if arguments.flag("live") {
+                try await live(sync, local: local)
+            } else {
+                try await once(sync, local: local)
+            }
+        }
         if serverURL != nil {
-            let sync = try SQLite.Sync(local: local, transport: try transport(arguments), models: ServerCommands.models)
-            if arguments.flag("live") {
-                try await live(sync, local: local)
-            } else {
-                try await once(sync, local: local)
+            try await run(SQLite.Sync(local: local, transport: try transport(arguments), models: ServerCommands.models))
+        } else {
+            try await ServerCommands.withPostgres(url, unreachable: "Cannot reach the sync server") { server in
+                try await run(SQLite.Sync(local: local, server: server, models: ServerCommands.models))
             }
-            return
         }
-        let server: Postgres.Database
-        do {
-            server = try await Postgres.Database(url: url)
-        } catch let error as Postgres.Error {
-            throw TodoError(description: "Cannot reach the sync server: \(error)")
-        }
-        do {
-            let sync = try SQLite.Sync(local: local, server: server, models: ServerCommands.models)
-            if arguments.flag("live") {
-                try await live(sync, local: local)
-            } else {
-                try await once(sync, local: local)
-            }
-        } catch {
-            await server.close()
-            throw error
-        }
-        await server.close()
         #else
         _ = url
         throw ServerCommands.needsTrait("todo sync", trait: "Postgres")
@@ -108,14 +95,14 @@ enum SyncCommand {
         let reporting = Task {
             for await state in states {
                 switch state {
-                case .pushing(let count): say("Sending \(count) change\(count == 1 ? "" : "s")…")
-                case .pulling(let count): say("Receiving \(count) change\(count == 1 ? "" : "s")…")
-                case .conflict(let conflict): say(describe(conflict))
-                case .undecodable(let row): say("Kept aside, this version of todo cannot read it: \(row)")
-                case .refused(let change): say(describe(change))
-                case .startingOver(let why): say(startingOver(why))
+                case .pushing(let count): ServerCommands.say("Sending \(count) change\(count == 1 ? "" : "s")…")
+                case .pulling(let count): ServerCommands.say("Receiving \(count) change\(count == 1 ? "" : "s")…")
+                case .conflict(let conflict): ServerCommands.say(describe(conflict))
+                case .undecodable(let row): ServerCommands.say("Kept aside, this version of todo cannot read it: \(row)")
+                case .refused(let change): ServerCommands.say(describe(change))
+                case .startingOver(let why): ServerCommands.say(startingOver(why))
                 case .linkDropped: break
-                case .offline(let error): say("Offline (trying again): \(error)")
+                case .offline(let error): ServerCommands.say("Offline (trying again): \(error)")
                 case .idle: break
                 }
             }
@@ -126,15 +113,10 @@ enum SyncCommand {
         interrupt.setEventHandler { running.cancel() }
         interrupt.resume()
         defer { interrupt.cancel() }
-        say("Syncing \(local.path) as changes happen; Ctrl-C ends it.")
+        ServerCommands.say("Syncing \(local.path) as changes happen; Ctrl-C ends it.")
         _ = await running.result
         reporting.cancel()
         print("\nStopped syncing.")
-    }
-
-    /// Unbuffered, so that a pipe (another program, a log) sees each line at once.
-    private static func say(_ line: String) {
-        FileHandle.standardOutput.write(Data((line + "\n").utf8))
     }
 
     private static func startingOver(_ why: SQLite.Sync.StartingOver) -> String {
