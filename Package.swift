@@ -1,4 +1,5 @@
 // swift-tools-version: 6.1
+import CompilerPluginSupport
 import PackageDescription
 
 // CodableSQLite depends on nothing but the system's SQLite. The PostgreSQL engine (the
@@ -13,6 +14,9 @@ let postgres: TargetDependencyCondition? = .when(traits: ["Postgres"])
 // The sync server on Hummingbird (`todo serve`, the CodableSyncHummingbird product): the `Server`
 // trait, which enables `Postgres`. Without it nothing of Hummingbird is resolved or built.
 let server: TargetDependencyCondition? = .when(traits: ["Server"])
+// Generated row coding (`@RowCodable`): the `Macros` trait. Without it nothing of swift-syntax is
+// resolved or built, and types decode through plain Codable.
+let macros: TargetDependencyCondition? = .when(traits: ["Macros"])
 
 let package = Package(
     name: "CodableSQLite",
@@ -37,6 +41,9 @@ let package = Package(
             name: "Server",
             description: "The sync server over HTTP on Hummingbird 2: CodableSyncHummingbird and `todo serve`.",
             enabledTraits: ["Postgres"]),
+        .trait(
+            name: "Macros",
+            description: "@RowCodable: row decoding and encoding generated per type (swift-syntax), used by the coders and models."),
     ],
     dependencies: [
         // Only the PostgreSQL engine uses these, and only with the Postgres trait.
@@ -45,6 +52,8 @@ let package = Package(
         // Only the sync server uses it, and only with the Server trait (its own traits off: no
         // swift-configuration).
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
+        // Only the @RowCodable macro uses it, and only with the Macros trait.
+        .package(url: "https://github.com/swiftlang/swift-syntax", "600.0.1"..<"700.0.0"),
     ],
     targets: [
         .systemLibrary(
@@ -54,7 +63,16 @@ let package = Package(
         ),
         // Backend-neutral: Model, Filter, ModelStore, the storage contract, the SQL builder's
         // dialect seam, live-query sequences. Neither SQLite nor NIO.
-        .target(name: "CodableModels"),
+        .target(name: "CodableModels", dependencies: [.target(name: "CodableSQLiteMacros", condition: macros)]),
+        // The compiler plugin behind @RowCodable (the declarations are in CodableModels); a stub
+        // without the Macros trait.
+        .macro(
+            name: "CodableSQLiteMacros",
+            dependencies: [
+                .product(name: "SwiftSyntaxMacros", package: "swift-syntax", condition: macros),
+                .product(name: "SwiftCompilerPlugin", package: "swift-syntax", condition: macros),
+            ]
+        ),
         .target(name: "CodableSQLite", dependencies: ["CodableModels", "CSQLite"]),
         .target(
             name: "CodablePostgres",

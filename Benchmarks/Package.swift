@@ -2,8 +2,10 @@
 import PackageDescription
 
 // Benchmarks live in their own package so that users of CodableSQLite never fetch GRDB or Fluent.
-// Fluent (and the swift-nio it needs) is a default trait: CI's smoke run builds without it
-// (`--disable-default-traits`), the full run with it.
+// Two default traits: Fluent (and the swift-nio it needs), and Generated (the contender through
+// the generated coder, @RowCodable: CodableSQLite's Macros trait, whose release build of
+// swift-syntax takes minutes). CI's smoke run builds without them (`--disable-default-traits`),
+// the full run with them.
 let fluent: TargetDependencyCondition? = .when(traits: ["Fluent"])
 
 let package = Package(
@@ -11,10 +13,11 @@ let package = Package(
     platforms: [.macOS(.v13)],
     traits: [
         .trait(name: "Fluent", description: "The Fluent contender (fluent-kit on SQLite, with swift-nio)."),
-        .default(enabledTraits: ["Fluent"]),
+        .trait(name: "Generated", description: "The generated coder's contender (@RowCodable: CodableSQLite's Macros trait, swift-syntax)."),
+        .default(enabledTraits: ["Fluent", "Generated"]),
     ],
     dependencies: [
-        .package(name: "CodableSQLite", path: ".."),
+        .package(name: "CodableSQLite", path: "..", traits: [.trait(name: "Macros", condition: .when(traits: ["Generated"]))]),
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
         .package(url: "https://github.com/vapor/fluent-kit", exact: "1.57.0"),
         .package(url: "https://github.com/vapor/fluent-sqlite-driver", exact: "4.9.0"),
@@ -31,6 +34,8 @@ let package = Package(
             ]
         ),
         // Single scenarios for instruction counts with callgrind (see its main.swift).
-        .executableTarget(name: "scenarios", dependencies: [.product(name: "CodableSQLite", package: "CodableSQLite")]),
+        .executableTarget(
+            name: "scenarios",
+            dependencies: [.product(name: "CodableSQLite", package: "CodableSQLite"), .product(name: "GRDBSQLite", package: "GRDB.swift")]),
     ]
 )

@@ -10,12 +10,18 @@ import CodableSQLite
 /// trait) a real PostgreSQL server, through the public ``ObservableModelStore`` protocol.
 @Suite("Live queries on SQLite and PostgreSQL", .serverShare, .hangLimit(minutes: 3))
 struct LiveQueriesOnBothBackendsTests {
+    #if Macros
+    @RowCodable
+    #endif
     struct Chore: UUIDModel, Equatable, Sendable {
         let id: UUID
         var title: String
         var done = false
     }
 
+    #if Macros
+    @RowCodable
+    #endif
     struct Counter: Model, Equatable, Sendable {
         var id: Int?
         var value: Int

@@ -10,7 +10,13 @@ import CodableSQLite
 @Suite("Models on SQLite and PostgreSQL", .serverShare, .hangLimit(minutes: 3))
 struct ModelsOnBothBackendsTests {
     enum Mood: String, Codable, Sendable { case calm, busy }
+    #if Macros
+    @RowCodable
+    #endif
     struct Address: Codable, Equatable, Sendable { var city: String; var zip: Int; var verified: Bool }
+    #if Macros
+    @RowCodable
+    #endif
     struct Everything: UUIDModel, Equatable, Sendable {
         let id: UUID
         var name: String
@@ -101,6 +107,9 @@ struct ModelsOnBothBackendsTests {
         #expect(try await db.get(with: Filter<Everything>().sort(by: \.nickname).limit(1)).first?.nickname == nil)
     }
 
+    #if Macros
+    @RowCodable
+    #endif
     struct Word: UUIDModel, Equatable, Sendable { let id: UUID; var text: String }
 
     @Test("text compares and sorts by bytes, as SQLite", arguments: await Backend.available)
@@ -144,6 +153,9 @@ struct ModelsOnBothBackendsTests {
         #expect(try await db.get(Everything.self).map(\.age).sorted() == [26, 27])
     }
 
+    #if Macros
+    @RowCodable
+    #endif
     struct Note: Model, Equatable, Sendable { var id: Int?; var text: String }
 
     @Test("optional integer ids are assigned, after any explicit ids", arguments: await Backend.available)
@@ -237,6 +249,9 @@ struct ModelsOnBothBackendsTests {
         }
     }
 
+    #if Macros
+    @RowCodable
+    #endif
     struct Tag: Model, Equatable, Sendable { var id: String; var count: Int }
 
     @Test("a date past the microsecond is found by a filter on itself; ids that differ in bytes stay apart", arguments: await Backend.available)
@@ -291,6 +306,9 @@ struct ModelsOnBothBackendsTests {
         #expect(ordered == saved.sorted { $0.at < $1.at }.map(\.id))
     }
 
+    #if Macros
+    @RowCodable
+    #endif
     struct Keyed: UUIDModel, Sendable {
         let id: UUID
         var email: String
@@ -358,6 +376,9 @@ struct ModelsOnBothBackendsTests {
         }
     }
 
+    #if Macros
+    @RowCodable
+    #endif
     struct Reading: Model, Equatable, Sendable {
         var id: Int?
         var value: Double
@@ -389,6 +410,9 @@ struct ModelsOnBothBackendsTests {
         #expect(try await db.count(Reading.self) == 1)
     }
 
+    #if Macros
+    @RowCodable
+    #endif
     struct Measure: Model, Sendable { var id: Int; var value: Double }
 
     @Test("a save that fails part-way inside a transaction leaves nothing of itself committed", arguments: await Backend.available)
@@ -416,7 +440,13 @@ struct ModelsOnBothBackendsTests {
         #expect(try await db.count(with: Filter(\Measure.id, is: .less(than: 2_500))) == 2_500)
     }
 
+    #if Macros
+    @RowCodable
+    #endif
     struct Nested: Codable, Sendable { var a: Int }
+    #if Macros
+    @RowCodable
+    #endif
     struct Strange: UUIDModel, Sendable {
         let id: UUID
         var nested: Nested
@@ -545,6 +575,9 @@ struct ModelsOnBothBackendsTests {
         #expect(try await db.get(Relaxed.Team.self, id: "t")?.members.map(\.id) == ["b"])
     }
 
+    #if Macros
+    @RowCodable
+    #endif
     struct Account: UUIDModel, Equatable, Sendable { let id: UUID; var owner: String; var balance: Int }
     struct Refused: Error {}
 

@@ -8,6 +8,9 @@ import CodableSQLite
 /// instances, its own column types, and copying an app's data over from SQLite.
 @Suite("PostgreSQL database", .serverShare, .needsPostgres, .hangLimit(minutes: 3))
 struct PostgresDatabaseTests {
+    #if Macros
+    @RowCodable
+    #endif
     struct Person: UUIDModel, Equatable, Sendable {
         let id: UUID
         var name: String
@@ -16,7 +19,13 @@ struct PostgresDatabaseTests {
         var address: Address
         static var indexes: [ModelIndex<Person>] { [.index(\.age), .index(\.address.city)] }
     }
+    #if Macros
+    @RowCodable
+    #endif
     struct Address: Codable, Equatable, Sendable { var city: String }
+    #if Macros
+    @RowCodable
+    #endif
     struct Note: Model, Equatable, Sendable { var id: Int?; var text: String }
 
     @Test("tables use PostgreSQL's own types")
@@ -349,6 +358,9 @@ struct PostgresDatabaseTests {
         #expect(try await db.save(Note(id: nil, text: "new")).id == 1_201)
     }
 
+    #if Macros
+    @RowCodable
+    #endif
     struct Renamed: UUIDModel, Sendable {
         let id: UUID
         var name: String

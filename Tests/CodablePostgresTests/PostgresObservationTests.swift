@@ -7,6 +7,9 @@ import Testing
 /// connection's losses, and statements whose rows a notification cannot name.
 @Suite("PostgreSQL: observing across app instances", .serverShare, .needsPostgres, .hangLimit(minutes: 3))
 struct PostgresObservationTests {
+    #if Macros
+    @RowCodable
+    #endif
     struct Visit: UUIDModel, Equatable, Sendable {
         let id: UUID
         var worker: String

@@ -7,6 +7,9 @@ import Testing
 /// counts, nothing committed lost, every observer ends on the final state.
 @Suite("PostgreSQL: many instances and lost connections", .serverShare, .needsPostgres, .hangLimit(minutes: 3))
 struct PostgresReliabilityTests {
+    #if Macros
+    @RowCodable
+    #endif
     struct Entry: UUIDModel, Equatable, Sendable {
         let id: UUID
         var instance: Int

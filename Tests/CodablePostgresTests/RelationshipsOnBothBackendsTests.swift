@@ -10,8 +10,17 @@ import CodableSQLite
 /// ``ModelStore`` protocol. (SQLite's statement counts, its synchronous API and its own error
 /// shapes are tested in `CodableSQLiteTests/Models/RelationshipTests.swift`.)
 enum Graphs {
+    #if Macros
+    @RowCodable
+    #endif
     struct Actor: Codable, Model, Hashable, Sendable { var id: String; var name: String }
+    #if Macros
+    @RowCodable
+    #endif
     struct Studio: Codable, Model, Hashable, Sendable { var id: Int64?; var name: String }
+    #if Macros
+    @RowCodable
+    #endif
     struct Movie: Codable, UUIDModel, Hashable, Sendable {
         let id: UUID
         var title: String
@@ -23,6 +32,9 @@ enum Graphs {
     }
 
     /// A movie whose studio must not go away while it exists, and whose crew refuses its delete.
+    #if Macros
+    @RowCodable
+    #endif
     struct Release: Codable, Model, Equatable, Sendable {
         var id: Int64?
         var studio: Studio
@@ -30,9 +42,21 @@ enum Graphs {
         static var deleteRules: [PartialKeyPath<Release>: DeleteRule] { [\Release.crew: .deny] }
     }
 
+    #if Macros
+    @RowCodable
+    #endif
     struct Country: Codable, Model, Hashable, Sendable { var id: String; var name: String }
+    #if Macros
+    @RowCodable
+    #endif
     struct City: Codable, Model, Hashable, Sendable { var id: Int64?; var name: String; var country: Country }
+    #if Macros
+    @RowCodable
+    #endif
     struct Stop: Codable, Model, Hashable, Sendable { var id: Int64?; var city: City?; var note: String }
+    #if Macros
+    @RowCodable
+    #endif
     struct Tour: Codable, Model, Hashable, Sendable {
         var id: Int64?
         var name: String
@@ -40,15 +64,30 @@ enum Graphs {
         static var deleteRules: [PartialKeyPath<Tour>: DeleteRule] { [\Tour.stops: .cascade] }
     }
 
+    #if Macros
+    @RowCodable
+    #endif
     struct Song: Codable, Model, Hashable, Sendable { var id: Int64?; var title: String }
+    #if Macros
+    @RowCodable
+    #endif
     struct Playlist: Codable, Model, Hashable, Sendable { var id: Int64?; var songs: [Song] }
 
     /// One type reached by two relationships, with ids the database assigns.
+    #if Macros
+    @RowCodable
+    #endif
     struct Crew: Codable, Model, Hashable, Sendable { var id: Int64?; var name: String }
+    #if Macros
+    @RowCodable
+    #endif
     struct Show: Codable, UUIDModel, Hashable, Sendable { let id: UUID; var director: Crew; var cast: [Crew] }
 
     /// Hostile identifiers: quotes, semicolons and SQL keywords in table and property names, and
     /// properties named like a link table's columns.
+    #if Macros
+    @RowCodable
+    #endif
     struct Weird: Codable, Model, Hashable, Sendable {
         var id: String
         var select: String
@@ -58,6 +97,9 @@ enum Graphs {
         var target: String?
         static var tableName: String { #"We"ird; DROP TABLE x; --"# }
     }
+    #if Macros
+    @RowCodable
+    #endif
     struct WeirdOwner: Codable, Model, Hashable, Sendable {
         var id: Int64?
         var `where`: String
@@ -67,7 +109,13 @@ enum Graphs {
     }
 
     /// Links back to itself: refused on both engines.
+    #if Macros
+    @RowCodable
+    #endif
     struct Person: Codable, Model, Sendable { var id: Int64?; var name: String; var pets: [Pet] }
+    #if Macros
+    @RowCodable
+    #endif
     struct Pet: Codable, Model, Sendable { var id: Int64?; var owners: [Person] }
 
     static let date = Date(timeIntervalSince1970: 922_838_400)

@@ -9,6 +9,9 @@ import CodableSQLite
 /// trait) a real PostgreSQL server, through ``ModelStore`` and ``ObservableModelStore``.
 @Suite("Search on SQLite and PostgreSQL", .serverShare, .hangLimit(minutes: 3))
 struct SearchOnBothBackendsTests {
+    #if Macros
+    @RowCodable
+    #endif
     struct Note: SearchableModel, Equatable, Sendable {
         var id: Int?
         var title: String
@@ -35,12 +38,18 @@ struct SearchOnBothBackendsTests {
         #expect(try await db.search(Note.self, for: "milk", limit: 0).isEmpty)
     }
 
+    #if Macros
+    @RowCodable
+    #endif
     struct Recipe: Model, Sendable {
         var id: String
         var name: String
         static var searchable: [SearchField<Recipe>] { [.field(\.name)] }
     }
 
+    #if Macros
+    @RowCodable
+    #endif
     struct Unsearched: Model, Sendable {
         var id: String
         var name: String
@@ -178,6 +187,9 @@ struct SearchOnBothBackendsTests {
         #expect(try await db.search(Note.self, for: "delta").isEmpty)
     }
 
+    #if Macros
+    @RowCodable
+    #endif
     struct Memo: Model, Sendable {
         var id: Int?
         var title: String
@@ -185,6 +197,9 @@ struct SearchOnBothBackendsTests {
         static var tableName: String { "Memo" }
     }
 
+    #if Macros
+    @RowCodable
+    #endif
     struct SearchableMemo: SearchableModel, Sendable {
         var id: Int?
         var title: String
@@ -193,6 +208,9 @@ struct SearchOnBothBackendsTests {
         static var searchable: [SearchField<SearchableMemo>] { [.field(\.title)] }
     }
 
+    #if Macros
+    @RowCodable
+    #endif
     struct MemoSearchedInFull: SearchableModel, Sendable {
         var id: Int?
         var title: String
@@ -294,6 +312,9 @@ struct SearchOnBothBackendsTests {
         #expect(seeds.snippet(\.title, words: 0) == "Week")
     }
 
+    #if Macros
+    @RowCodable
+    #endif
     struct Odd: SearchableModel, Equatable, Sendable {
         var id: Int?
         var q: String
@@ -315,6 +336,9 @@ struct SearchOnBothBackendsTests {
         #expect(try await db.search(Odd.self, for: "beta").map(\.value.w) == [2])
     }
 
+    #if Macros
+    @RowCodable
+    #endif
     struct Bad: SearchableModel, Sendable {
         struct Address: Codable, Sendable { var city: String }
         var id: Int?
@@ -358,6 +382,9 @@ struct SearchOnBothBackendsTests {
         Bad.fields = []
     }
 
+    #if Macros
+    @RowCodable
+    #endif
     struct Run: SearchableModel, Sendable {
         var id: Int?
         var text: String
@@ -376,11 +403,17 @@ struct SearchOnBothBackendsTests {
         #expect(hit.snippet(\.text) == "She was [running] late")
     }
 
+    #if Macros
+    @RowCodable
+    #endif
     struct Folder: Model, Equatable, Sendable {
         var id: Int?
         var name: String
     }
 
+    #if Macros
+    @RowCodable
+    #endif
     struct Filed: SearchableModel, Equatable, Sendable {
         var id: Int?
         var text: String

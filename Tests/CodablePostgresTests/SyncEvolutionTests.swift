@@ -12,12 +12,18 @@ struct SyncEvolutionTests {
     static let models: [any (Model & Sendable).Type] = [Note.self, Folder.self]
 
     /// This app version's task.
+    #if Macros
+    @RowCodable
+    #endif
     struct Chore: UUIDModel, Sendable, Equatable {
         let id: UUID
         var title: String
     }
 
     /// The next app version's task, the same table: it adds a property.
+    #if Macros
+    @RowCodable
+    #endif
     struct NewerChore: UUIDModel, Sendable, Equatable {
         static var tableName: String { "Chore" }
         let id: UUID

@@ -11,6 +11,9 @@ struct SyncRefusalTests {
     typealias Folder = SyncTests.Folder
 
     /// A user whose email is unique.
+    #if Macros
+    @RowCodable
+    #endif
     struct Member: UUIDModel, Sendable, Equatable {
         let id: UUID
         var email: String

@@ -8,11 +8,17 @@ import Testing
 /// SQLite files.
 @Suite("Sync: accounts, scopes and sharing", .serverShare, .needsPostgres, .serialized, .hangLimit(minutes: 3))
 struct SyncScopesTests {
+    #if Macros
+    @RowCodable
+    #endif
     struct Item: UUIDModel, Sendable, Equatable {
         let id: UUID
         var title: String
     }
 
+    #if Macros
+    @RowCodable
+    #endif
     struct List: UUIDModel, Sendable, Equatable {
         let id: UUID
         var name: String

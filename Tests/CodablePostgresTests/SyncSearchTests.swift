@@ -7,6 +7,9 @@ import Testing
 /// applies are indexed as any others.
 @Suite("Sync: searchable models", .serverShare, .needsPostgres, .serialized, .hangLimit(minutes: 3))
 struct SyncSearchTests {
+    #if Macros
+    @RowCodable
+    #endif
     struct Recipe: UUIDModel, SearchableModel, Sendable, Equatable {
         let id: UUID
         var title: String

@@ -6,17 +6,26 @@ import Testing
 /// SQLite.Sync: device files kept in step through a real PostgreSQL server.
 @Suite("Sync: devices through a server", .serverShare, .needsPostgres, .serialized, .hangLimit(minutes: 3))
 struct SyncTests {
+    #if Macros
+    @RowCodable
+    #endif
     struct Note: UUIDModel, Sendable, Equatable {
         let id: UUID
         var text: String
         var done: Bool
     }
 
+    #if Macros
+    @RowCodable
+    #endif
     struct Tag: Model, Sendable, Equatable {
         var id: String
         var count: Int
     }
 
+    #if Macros
+    @RowCodable
+    #endif
     struct Folder: UUIDModel, Sendable, Equatable {
         let id: UUID
         var name: String
@@ -24,13 +33,22 @@ struct SyncTests {
     }
 
     /// A folder whose notes go with it.
+    #if Macros
+    @RowCodable
+    #endif
     struct Box: UUIDModel, Sendable, Equatable {
         let id: UUID
         var notes: [Note]
         static var deleteRules: [PartialKeyPath<Box>: DeleteRule] { [\Box.notes: .cascade] }
     }
 
+    #if Macros
+    @RowCodable
+    #endif
     struct Counter: Model, Sendable { var id: Int64?; var value: Int }
+    #if Macros
+    @RowCodable
+    #endif
     struct Numbered: Model, Sendable { var id: Int; var value: Int }
 
     static let models: [any (Model & Sendable).Type] = [Note.self, Tag.self, Folder.self, Box.self]

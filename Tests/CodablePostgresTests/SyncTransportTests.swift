@@ -11,6 +11,9 @@ struct SyncTransportTests {
     typealias Folder = SyncTests.Folder
 
     /// A comment cannot exist without its note (a non-optional to-one).
+    #if Macros
+    @RowCodable
+    #endif
     struct Comment: UUIDModel, Sendable, Equatable {
         let id: UUID
         var note: Note
@@ -20,6 +23,9 @@ struct SyncTransportTests {
     static let models: [any (Model & Sendable).Type] = [Note.self, Folder.self, Comment.self]
 
     /// Merged field by field (SyncMergeable's default).
+    #if Macros
+    @RowCodable
+    #endif
     struct Card: UUIDModel, SyncMergeable, Sendable, Equatable {
         let id: UUID
         var title: String
@@ -28,6 +34,9 @@ struct SyncTransportTests {
     }
 
     /// Merged by a merge of its own: the union of both sides' names.
+    #if Macros
+    @RowCodable
+    #endif
     struct Labels: Model, SyncMergeable, Sendable, Equatable {
         var id: String
         var names: [String]

@@ -7,6 +7,9 @@ import Testing
 @Suite("Sync: rows a device cannot decode", .serverShare, .needsPostgres, .serialized, .hangLimit(minutes: 3))
 struct SyncUndecodableTests {
     /// This app version's job: it knows two priorities.
+    #if Macros
+    @RowCodable
+    #endif
     struct Job: UUIDModel, Sendable, Equatable {
         enum Priority: String, Codable, Sendable { case low, high }
         let id: UUID
@@ -15,6 +18,9 @@ struct SyncUndecodableTests {
     }
 
     /// The next app version's job, the same table: it also knows `urgent`.
+    #if Macros
+    @RowCodable
+    #endif
     struct NewerJob: UUIDModel, Sendable, Equatable {
         enum Priority: String, Codable, Sendable { case low, high, urgent }
         static var tableName: String { "Job" }

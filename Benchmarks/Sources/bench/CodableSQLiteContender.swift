@@ -1,8 +1,9 @@
 import CodableSQLite
 import Foundation
 
-/// CodableSQLite through plain Codable: SQLite.Encoder and SQLite.Decoder with default settings.
-final class CodableSQLiteContender: Contender {
+/// CodableSQLite's SQLite.Encoder and SQLite.Decoder with default settings: through plain Codable
+/// for `Item`, through the generated coder for `GeneratedItem` (@RowCodable).
+final class CodableSQLiteContender<Record: ItemRecord>: Contender {
     private let database: SQLite.Database
     private let encoder: SQLite.Encoder
     private let decoder: SQLite.Decoder
@@ -14,36 +15,36 @@ final class CodableSQLiteContender: Contender {
         decoder = SQLite.Decoder(database)
     }
 
-    func insert(_ items: [Item]) throws {
+    func insert(_ items: [Record]) throws {
         try encoder.encode(items, using: Item.insert)
     }
 
-    func fetchAll() throws -> [Item] {
-        try decoder.decode([Item].self, using: Item.selectAll)
+    func fetchAll() throws -> [Record] {
+        try decoder.decode([Record].self, using: Item.selectAll)
     }
 
-    func fetch(ids: [Int64]) throws -> [Item] {
-        var items: [Item] = []
+    func fetch(ids: [Int64]) throws -> [Record] {
+        var items: [Record] = []
         items.reserveCapacity(ids.count)
         for id in ids {
-            if let item = try decoder.decode(Item.self, using: Item.selectOne, arguments: ["id": .integer(id)]) {
+            if let item = try decoder.decode(Record.self, using: Item.selectOne, arguments: ["id": .integer(id)]) {
                 items.append(item)
             }
         }
         return items
     }
 
-    func update(_ items: [Item]) throws {
+    func update(_ items: [Record]) throws {
         try encoder.encode(items, using: Item.update)
     }
 
     /// H with SQL written by hand: the same query as the model API's, through the Decoder.
-    func store(forQueries items: [Item]) throws {
+    func store(forQueries items: [Record]) throws {
         try insert(items)
         try database.execute(raw: QueryBenchmark.indexSQL)
     }
 
-    func page(_ page: Int) throws -> [Item] {
-        try decoder.decode([Item].self, using: QueryBenchmark.pageSQL, arguments: ["offset": .integer(Int64(page * QueryBenchmark.pageSize))])
+    func page(_ page: Int) throws -> [Record] {
+        try decoder.decode([Record].self, using: QueryBenchmark.pageSQL, arguments: ["offset": .integer(Int64(page * QueryBenchmark.pageSize))])
     }
 }

@@ -3,17 +3,20 @@ import GRDBSQLite
 
 /// One library (or the raw C API) running the benchmark scenarios on its own database.
 protocol Contender: AnyObject {
+    /// What it stores and fetches: ``Item``, or a type of the same fields (the generated coder's
+    /// ``GeneratedItem``), made from the items before the timings.
+    associatedtype Fetched: ItemRecord = Item
     /// Opens a new database at `path` (a file, or ":memory:") with WAL and synchronous=NORMAL for
     /// files, and creates the `item` table.
     init(path: String) throws
     /// A: inserts every item in one transaction.
-    func insert(_ items: [Item]) throws
+    func insert(_ items: [Fetched]) throws
     /// B: fetches every item, ordered by id.
-    func fetchAll() throws -> [Item]
+    func fetchAll() throws -> [Fetched]
     /// C: fetches each id with its own lookup by primary key.
-    func fetch(ids: [Int64]) throws -> [Item]
+    func fetch(ids: [Int64]) throws -> [Fetched]
     /// D: updates every item by primary key in one transaction.
-    func update(_ items: [Item]) throws
+    func update(_ items: [Fetched]) throws
 }
 
 struct ContenderKind {
@@ -22,6 +25,8 @@ struct ContenderKind {
     let isBaseline: Bool
     /// CodableSQLite's Encoder/Decoder: the line the worst ratio is reported for.
     let isOurs: Bool
+    /// The same through the generated coder (@RowCodable): the worst ratio (generated).
+    var isGenerated = false
     /// Scenario E: the model API, compared with the Encoder/Decoder path.
     var isModels = false
     /// The limit contender: hand-written code storing CodableSQLite's bytes.

@@ -1,3 +1,4 @@
+import CodableSQLite
 import Foundation
 
 /// The benchmark record: every common column kind, tags as JSON text.
@@ -13,6 +14,45 @@ struct Item: Codable, Equatable, Sendable {
     var tags: [String]
     var createdAt: Date
 }
+
+/// What a contender stores and fetches: ``Item`` itself, or a twin of the same fields whose
+/// conversions run outside the timings.
+protocol ItemRecord: Codable, Equatable, Sendable {
+    init(_ item: Item)
+    var item: Item { get }
+}
+
+extension Item: ItemRecord {
+    init(_ item: Item) { self = item }
+    var item: Item { self }
+}
+
+#if Generated
+/// ``Item`` with generated row coding: the same fields, so the same columns and bytes.
+@RowCodable
+struct GeneratedItem: ItemRecord {
+    var id: Int64
+    var title: String
+    var note: String?
+    var dueDate: Date?
+    var isCompleted: Bool
+    var priority: Int
+    var score: Double
+    var uuid: UUID
+    var tags: [String]
+    var createdAt: Date
+
+    init(_ item: Item) {
+        (id, title, note, dueDate, isCompleted, priority, score, uuid, tags, createdAt) =
+            (item.id, item.title, item.note, item.dueDate, item.isCompleted, item.priority, item.score, item.uuid, item.tags, item.createdAt)
+    }
+
+    var item: Item {
+        Item(id: id, title: title, note: note, dueDate: dueDate, isCompleted: isCompleted, priority: priority, score: score,
+             uuid: uuid, tags: tags, createdAt: createdAt)
+    }
+}
+#endif
 
 extension Item {
     static let createTable = """
@@ -105,8 +145,8 @@ struct Checksum: Equatable, CustomStringConvertible {
         mix(Self.milliseconds(item.createdAt))
     }
 
-    mutating func add(_ items: [Item]) {
-        for item in items { add(item) }
+    mutating func add<Record: ItemRecord>(_ items: [Record]) {
+        for record in items { add(record.item) }
     }
 
     private static func milliseconds(_ date: Date) -> UInt64 {

@@ -145,7 +145,7 @@ final class LimitC: Contender {
         let ours = folder.appendingPathComponent("ours.sqlite").path
         let limit = folder.appendingPathComponent("limit.sqlite").path
         try autoreleasepool(invoking: {
-            try CodableSQLiteContender(path: ours).insert(items)
+            try CodableSQLiteContender<Item>(path: ours).insert(items)
             try LimitC(path: limit).insert(items)
         })
         func dump(_ path: String) throws -> [String] {

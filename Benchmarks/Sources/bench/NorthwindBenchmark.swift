@@ -6,7 +6,7 @@ import GRDBSQLite
 /// K: the published Swift SQLite benchmark (Lighter's performance suite, quoted in the sqlite-data
 /// README): fetch all 15,889 orders of the Northwind database into a struct of its 14 columns.
 /// Contenders: hand-written C into the same struct (the baseline), CodableSQLite's plain
-/// `SQLite.Decoder`, GRDB with a hand-written `init(row:)`, GRDB Codable. The database is
+/// `SQLite.Decoder`, the same with the generated coder (@RowCodable), GRDB with a hand-written `init(row:)`, GRDB Codable. The database is
 /// `../shared/data/northwind.db.gz` next to the repository (or `--northwind PATH`), unpacked into
 /// the temporary folder at run time; without it the scenario says so and is skipped.
 struct NorthwindBenchmark {
@@ -36,6 +36,41 @@ struct NorthwindBenchmark {
             case shipPostalCode = "ShipPostalCode", shipCountry = "ShipCountry"
         }
     }
+
+    #if Generated
+    /// The same record with generated row coding (@RowCodable).
+    @RowCodable
+    struct GeneratedOrder: Codable, Equatable {
+        var orderID: Int64
+        var customerID: String?
+        var employeeID: Int64?
+        var orderDate: String?
+        var requiredDate: String?
+        var shippedDate: String?
+        var shipVia: Int64?
+        var freight: Double?
+        var shipName: String?
+        var shipAddress: String?
+        var shipCity: String?
+        var shipRegion: String?
+        var shipPostalCode: String?
+        var shipCountry: String?
+
+        enum CodingKeys: String, CodingKey {
+            case orderID = "OrderID", customerID = "CustomerID", employeeID = "EmployeeID", orderDate = "OrderDate"
+            case requiredDate = "RequiredDate", shippedDate = "ShippedDate", shipVia = "ShipVia", freight = "Freight"
+            case shipName = "ShipName", shipAddress = "ShipAddress", shipCity = "ShipCity", shipRegion = "ShipRegion"
+            case shipPostalCode = "ShipPostalCode", shipCountry = "ShipCountry"
+        }
+
+        var order: Order {
+            Order(
+                orderID: orderID, customerID: customerID, employeeID: employeeID, orderDate: orderDate, requiredDate: requiredDate,
+                shippedDate: shippedDate, shipVia: shipVia, freight: freight, shipName: shipName, shipAddress: shipAddress,
+                shipCity: shipCity, shipRegion: shipRegion, shipPostalCode: shipPostalCode, shipCountry: shipCountry)
+        }
+    }
+    #endif
 
     /// GRDB's hand-written record: columns by position, as its documentation's fastest form.
     struct ManualOrder: FetchableRecord {
@@ -72,7 +107,11 @@ struct NorthwindBenchmark {
         try Self.unpack(packed, to: path)
 
         let repetitions = settings.rows >= 100_000 ? 50 : 10
-        var contenders: [(name: String, fetch: () throws -> [Order])] = []
+        // `fetch` is timed; `orders` gives the same fetch's orders, to check (a conversion, untimed).
+        var contenders: [(name: String, fetch: () throws -> Void, orders: () throws -> [Order])] = []
+        func add(_ name: String, _ fetch: @escaping () throws -> [Order]) {
+            contenders.append((name, { _ = try fetch() }, fetch))
+        }
         var raw: OpaquePointer?
         guard sqlite3_open_v2(path, &raw, SQLITE_OPEN_READONLY, nil) == SQLITE_OK, let raw else {
             throw BenchmarkError.sqlite("cannot open \(path)")
@@ -80,31 +119,41 @@ struct NorthwindBenchmark {
         defer { sqlite3_close_v2(raw) }
         let statement = try prepareStatement(Self.sql, on: raw)
         defer { sqlite3_finalize(statement) }
-        contenders.append(("raw C", { try Self.fetchC(statement) }))
+        add("raw C") { try Self.fetchC(statement) }
         let database = try SQLite.Database(path: path)
         let decoder = SQLite.Decoder(database)
-        contenders.append(("plain", { try decoder.decode([Order].self, using: Self.sql) }))
+        add("plain") { try decoder.decode([Order].self, using: Self.sql) }
+        #if Generated
+        contenders.append((
+            "generated", { _ = try decoder.decode([GeneratedOrder].self, using: Self.sql) },
+            { try decoder.decode([GeneratedOrder].self, using: Self.sql).map(\.order) }))
+        #endif
         let queue = try DatabaseQueue(path: path)
-        contenders.append(("GRDB manual", { try queue.read { db in try ManualOrder.fetchAll(db, sql: Self.sql).map(\.order) } }))
-        contenders.append(("GRDB Codable", { try queue.read { db in try Order.fetchAll(db, sql: Self.sql) } }))
+        contenders.append((
+            "GRDB manual", { _ = try queue.read { db in try ManualOrder.fetchAll(db, sql: Self.sql) } },
+            { try queue.read { db in try ManualOrder.fetchAll(db, sql: Self.sql).map(\.order) } }))
+        add("GRDB Codable") { try queue.read { db in try Order.fetchAll(db, sql: Self.sql) } }
 
-        let expected = try contenders[0].fetch()
+        let expected = try contenders[0].orders()
         guard expected.count == 15_889 else { throw BenchmarkError.verification("K: \(expected.count) orders, not 15,889") }
         var best: [String: Double] = [:]
         for contender in contenders {
-            guard try contender.fetch() == expected else { throw BenchmarkError.verification("K \(contender.name): other orders") }
+            guard try contender.orders() == expected else { throw BenchmarkError.verification("K \(contender.name): other orders") }
             var times: [Double] = []
-            for _ in 0..<repetitions { times.append(try measureSeconds { _ = try contender.fetch() }) }
+            for _ in 0..<repetitions { times.append(try measureSeconds { try contender.fetch() }) }
             best[contender.name] = times.min()
         }
         let baseline = best["raw C"] ?? .nan
-        func ratio(_ name: String) -> String { String(format: "%.2fx", (best[name] ?? .nan) / baseline) }
+        func ratio(_ name: String) -> String {
+            guard let time = best[name] else { return "n/a (built without the Generated trait)" }
+            return String(format: "%.2fx", time / baseline)
+        }
         var lines = ["", "K: northwind orders (15,889 rows, 14 columns; best of \(repetitions))"]
         for contender in contenders {
             lines.append("  " + contender.name.padding(toLength: 14, withPad: " ", startingAt: 0)
                 + String(format: "%8.2f ms  %@", (best[contender.name] ?? .nan) * 1000, ratio(contender.name)))
         }
-        lines.append("northwind orders vs raw C: plain \(ratio("plain")), generated n/a (no generated coder yet), "
+        lines.append("northwind orders vs raw C: plain \(ratio("plain")), generated \(ratio("generated")), "
             + "GRDB manual \(ratio("GRDB manual")), GRDB Codable \(ratio("GRDB Codable"))")
         return lines.joined(separator: "\n")
     }

@@ -29,7 +29,7 @@ struct QueryBenchmark {
 
     static let contenders: [Kind] = [
         Kind(name: "limit") { try LimitC(path: $0) },
-        Kind(name: "CodableSQLite") { try CodableSQLiteContender(path: $0) },
+        Kind(name: "CodableSQLite") { try CodableSQLiteContender<Item>(path: $0) },
         Kind(name: "CodableSQLite models") { try CodableSQLiteModelsContender(path: $0) },
         Kind(name: "GRDB query interface") { try GRDBCodable(path: $0) },
     ] + fluent
@@ -106,6 +106,6 @@ struct QueryBenchmark {
 }
 
 extension LimitC: QueryContender {}
-extension CodableSQLiteContender: QueryContender {}
+extension CodableSQLiteContender: QueryContender where Record == Item {}
 extension CodableSQLiteModelsContender: QueryContender {}
 extension GRDBCodable: QueryContender {}

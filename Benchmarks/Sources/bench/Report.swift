@@ -27,6 +27,7 @@ struct Report: CustomStringConvertible {
     fileprivate var limit: String? { contenders.first(where: \.isLimit)?.name }
     private var ours: String { contenders.first(where: \.isOurs)?.name ?? "CodableSQLite" }
     private var models: String? { contenders.first(where: \.isModels)?.name }
+    private var generated: String? { contenders.first(where: \.isGenerated)?.name }
     /// Every contender with results, in the order they are listed (H adds "GRDB query interface").
     fileprivate var names: [String] {
         var names = contenders.map(\.name)
@@ -103,6 +104,11 @@ struct Report: CustomStringConvertible {
         }
         lines.append(worstLine("worst ratio vs raw C", ours, versus: baseline))
         if let limit {
+            if let generated {
+                lines.append(worstLine("worst ratio vs limit (generated)", generated, versus: limit))
+            } else {
+                lines.append("worst ratio vs limit (generated): not run (built without the Generated trait)")
+            }
             lines.append(worstLine("worst ratio vs limit", ours, versus: limit))
         }
         return lines.joined(separator: "\n")

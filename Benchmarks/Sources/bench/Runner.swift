@@ -139,28 +139,14 @@ struct Runner {
                 for contender in order {
                     let path = kind == .memory ? ":memory:" : folder.appendingPathComponent("\(contender.name)-\(repetition).sqlite").path
                     try autoreleasepool(invoking: {
-                        let database = try contender.make(path)
-                        let insert = try measureSeconds { try database.insert(items) }
-
-                        var fetched: [Item] = []
-                        let (fetchAll, peak) = try Memory.measuringPeakGrowth { fetched = try database.fetchAll() }
-                        try verify(fetched, expectedAll, "\(contender.name) B")
-                        fetched = []
-
-                        var found: [Item] = []
-                        let lookups = try measureSeconds { found = try database.fetch(ids: lookupIDs) }
-                        try verify(found, expectedLookups, "\(contender.name) C")
-                        found = []
-
-                        let update = try measureSeconds { try database.update(updatedItems) }
-                        try verify(try database.fetchAll(), expectedUpdated, "\(contender.name) D")
-
+                        let times = try measure(try contender.make(path), items: items, updatedItems: updatedItems, lookupIDs: lookupIDs,
+                                                expected: (expectedAll, expectedLookups, expectedUpdated), name: contender.name)
                         if measured {
-                            report.add(insert, Key(kind: kind, scenario: .insert, contender: contender.name))
-                            report.add(fetchAll, Key(kind: kind, scenario: .fetchAll, contender: contender.name))
-                            report.add(lookups, Key(kind: kind, scenario: .lookups, contender: contender.name))
-                            report.add(update, Key(kind: kind, scenario: .update, contender: contender.name))
-                            if let peak, kind == .file { report.peaks[contender.name, default: []].append(peak) }
+                            report.add(times.insert, Key(kind: kind, scenario: .insert, contender: contender.name))
+                            report.add(times.fetchAll, Key(kind: kind, scenario: .fetchAll, contender: contender.name))
+                            report.add(times.lookups, Key(kind: kind, scenario: .lookups, contender: contender.name))
+                            report.add(times.update, Key(kind: kind, scenario: .update, contender: contender.name))
+                            if let peak = times.peak, kind == .file { report.peaks[contender.name, default: []].append(peak) }
                         }
                     })
                     if kind == .file { removeDatabaseFiles(path) }
@@ -170,7 +156,32 @@ struct Runner {
         }
     }
 
-    private func verify(_ items: [Item], _ expected: Checksum, _ what: String) throws {
+    /// A–D on one contender's new database, each result verified; the records are made from the
+    /// items before the timings.
+    private func measure<C: Contender>(
+        _ database: C, items: [Item], updatedItems: [Item], lookupIDs: [Int64],
+        expected: (all: Checksum, lookups: Checksum, updated: Checksum), name: String
+    ) throws -> (insert: Double, fetchAll: Double, lookups: Double, update: Double, peak: Int?) {
+        let records = items.map(C.Fetched.init)
+        let updatedRecords = updatedItems.map(C.Fetched.init)
+        let insert = try measureSeconds { try database.insert(records) }
+
+        var fetched: [C.Fetched] = []
+        let (fetchAll, peak) = try Memory.measuringPeakGrowth { fetched = try database.fetchAll() }
+        try verify(fetched, expected.all, "\(name) B")
+        fetched = []
+
+        var found: [C.Fetched] = []
+        let lookups = try measureSeconds { found = try database.fetch(ids: lookupIDs) }
+        try verify(found, expected.lookups, "\(name) C")
+        found = []
+
+        let update = try measureSeconds { try database.update(updatedRecords) }
+        try verify(try database.fetchAll(), expected.updated, "\(name) D")
+        return (insert, fetchAll, lookups, update, peak)
+    }
+
+    private func verify<Record: ItemRecord>(_ items: [Record], _ expected: Checksum, _ what: String) throws {
         var checksum = Checksum()
         checksum.add(items)
         guard checksum == expected else {

@@ -43,12 +43,7 @@ struct ScalingBenchmark {
                 for contender in contenders {
                     let path = folder.appendingPathComponent("\(contender.name)-\(size).sqlite").path
                     try autoreleasepool(invoking: {
-                        let database = try contender.make(path)
-                        let insert = try measureSeconds { try database.insert(items) }
-                        var fetched: [Item] = []
-                        let (fetch, peak) = try Memory.measuringPeakGrowth { fetched = try database.fetchAll() }
-                        var checksum = Checksum()
-                        checksum.add(fetched)
+                        let (insert, fetch, peak, checksum) = try Self.insertAndFetch(try contender.make(path), items)
                         guard checksum == expected else {
                             throw BenchmarkError.verification("scaling \(contender.name) \(size): got \(checksum), expected \(expected)")
                         }
@@ -62,6 +57,17 @@ struct ScalingBenchmark {
             }
         }
         return report(results)
+    }
+
+    /// A and B on one contender's database; the records are made from the items before the timings.
+    private static func insertAndFetch<C: Contender>(_ database: C, _ items: [Item]) throws -> (Double, Double, Int?, Checksum) {
+        let records = items.map(C.Fetched.init)
+        let insert = try measureSeconds { try database.insert(records) }
+        var fetched: [C.Fetched] = []
+        let (fetch, peak) = try Memory.measuringPeakGrowth { fetched = try database.fetchAll() }
+        var checksum = Checksum()
+        checksum.add(fetched)
+        return (insert, fetch, peak, checksum)
     }
 
     private func report(_ results: [String: [Int: Measurement]]) -> String {

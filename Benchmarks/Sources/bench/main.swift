@@ -14,8 +14,9 @@ import GRDBSQLite
 //          packed database, default ../shared/data/northwind.db.gz beside the repository),
 //          --csv PATH (A–D and H as CSV, for Benchmarks/plot)
 //
-// Fluent is a default trait of this package; `--disable-default-traits` builds without it (CI's
-// smoke run does, to build no swift-nio).
+// Fluent and Generated (the generated coder, @RowCodable) are default traits of this package;
+// `--disable-default-traits` builds without them (CI's smoke run does, to build no swift-nio and
+// no swift-syntax in release).
 
 var settings = Settings()
 do {
@@ -25,6 +26,14 @@ do {
     exit(2)
 }
 
+#if Generated
+let generatedContenders = [
+    ContenderKind(name: "CodableSQLite generated", make: { try CodableSQLiteContender<GeneratedItem>(path: $0) }, isBaseline: false, isOurs: false,
+                  isGenerated: true),
+]
+#else
+let generatedContenders: [ContenderKind] = []
+#endif
 #if Fluent
 let fluentContenders = [ContenderKind(name: "Fluent", make: { try FluentContender(path: $0) }, isBaseline: false, isOurs: false)]
 #else
@@ -33,12 +42,12 @@ let fluentContenders: [ContenderKind] = []
 let contenders: [ContenderKind] = [
     ContenderKind(name: "limit", make: { try LimitC(path: $0) }, isBaseline: false, isOurs: false, isLimit: true),
     ContenderKind(name: "raw C with Foundation", make: { try RawC(path: $0) }, isBaseline: true, isOurs: false),
-    ContenderKind(name: "CodableSQLite", make: { try CodableSQLiteContender(path: $0) }, isBaseline: false, isOurs: true),
+    ContenderKind(name: "CodableSQLite", make: { try CodableSQLiteContender<Item>(path: $0) }, isBaseline: false, isOurs: true),
     ContenderKind(name: "GRDB hand-written", make: { try GRDBHandWritten(path: $0) }, isBaseline: false, isOurs: false),
     ContenderKind(name: "GRDB Codable", make: { try GRDBCodable(path: $0) }, isBaseline: false, isOurs: false),
     ContenderKind(name: "CodableSQLite models", make: { try CodableSQLiteModelsContender(path: $0) }, isBaseline: false, isOurs: false,
                   isModels: true),
-] + fluentContenders
+] + generatedContenders + fluentContenders
 
 do {
     // The limit must store exactly CodableSQLite's bytes, or its times mean nothing.

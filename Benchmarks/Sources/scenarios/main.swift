@@ -1,5 +1,6 @@
 import CodableSQLite
 import Foundation
+import GRDBSQLite
 
 // `scenarios`: one scenario per process, on an in-memory database, with the synchronous API, for
 // counting instructions with callgrind (repeatable here, unlike times) when comparing two commits:
@@ -10,7 +11,8 @@ import Foundation
 //
 // Build it at each commit (a clone per commit) and compare the totals; BENCHMARKS.md has the last
 // comparison. Scenarios: A-encoder, A-models, A-models-assigned, B-models, C-models, C-decoder,
-// C-missing (ids that are not there), D-models, F-filter, G-graph, T-commits; C-models-file and C-decoder-file on a WAL file.
+// C-missing (ids that are not there), D-models, F-filter, G-graph, K-raw, K-plain and K-generated (the
+// Northwind orders; NORTHWIND=path of the unpacked database), T-commits; C-models-file and C-decoder-file on a WAL file.
 
 /// A deterministic spread of `index` (a multiplicative hash): the same data in every run.
 func spread(_ index: Int, _ salt: UInt64) -> UInt64 {
@@ -35,6 +37,58 @@ struct ItemA: Codable, Model {
     var done: Bool
     var notes: String?
 }
+
+/// The Northwind order of BENCHMARKS.md's K, plain and generated.
+struct Order: Codable {
+    var orderID: Int64
+    var customerID: String?
+    var employeeID: Int64?
+    var orderDate: String?
+    var requiredDate: String?
+    var shippedDate: String?
+    var shipVia: Int64?
+    var freight: Double?
+    var shipName: String?
+    var shipAddress: String?
+    var shipCity: String?
+    var shipRegion: String?
+    var shipPostalCode: String?
+    var shipCountry: String?
+
+    enum CodingKeys: String, CodingKey {
+        case orderID = "OrderID", customerID = "CustomerID", employeeID = "EmployeeID", orderDate = "OrderDate"
+        case requiredDate = "RequiredDate", shippedDate = "ShippedDate", shipVia = "ShipVia", freight = "Freight"
+        case shipName = "ShipName", shipAddress = "ShipAddress", shipCity = "ShipCity", shipRegion = "ShipRegion"
+        case shipPostalCode = "ShipPostalCode", shipCountry = "ShipCountry"
+    }
+}
+
+#if Generated
+@RowCodable
+struct GeneratedOrder: Codable {
+    var orderID: Int64
+    var customerID: String?
+    var employeeID: Int64?
+    var orderDate: String?
+    var requiredDate: String?
+    var shippedDate: String?
+    var shipVia: Int64?
+    var freight: Double?
+    var shipName: String?
+    var shipAddress: String?
+    var shipCity: String?
+    var shipRegion: String?
+    var shipPostalCode: String?
+    var shipCountry: String?
+
+    enum CodingKeys: String, CodingKey {
+        case orderID = "OrderID", customerID = "CustomerID", employeeID = "EmployeeID", orderDate = "OrderDate"
+        case requiredDate = "RequiredDate", shippedDate = "ShippedDate", shipVia = "ShipVia", freight = "Freight"
+        case shipName = "ShipName", shipAddress = "ShipAddress", shipCity = "ShipCity", shipRegion = "ShipRegion"
+        case shipPostalCode = "ShipPostalCode", shipCountry = "ShipCountry"
+    }
+}
+#endif
 
 struct Studio: Codable, Model { var id: Int64?; var name: String }
 struct Actor: Codable, Model { var id: String; var name: String }
@@ -171,6 +225,56 @@ case "G-graph":
     check(loaded.count == data.count && loaded.allSatisfy { $0.cast.count == 5 }, "G loaded \(loaded.count)")
     print("G-graph: \(loaded.count) movies")
 
+case "K-raw":
+    // K's baseline: hand-written C into the same struct.
+    guard let path = ProcessInfo.processInfo.environment["NORTHWIND"] else { exit(2) }
+    var handle: OpaquePointer?
+    guard sqlite3_open_v2(path, &handle, SQLITE_OPEN_READONLY, nil) == SQLITE_OK, let handle else { exit(1) }
+    var prepared: OpaquePointer?
+    sqlite3_prepare_v2(handle, "SELECT OrderID, CustomerID, EmployeeID, OrderDate, RequiredDate, ShippedDate, ShipVia, Freight, ShipName, ShipAddress, ShipCity, ShipRegion, ShipPostalCode, ShipCountry FROM Orders ORDER BY OrderID", -1, &prepared, nil)
+    guard let statement = prepared else { exit(1) }
+    func text(_ column: Int32) -> String? {
+        guard let bytes = sqlite3_column_text(statement, column) else { return nil }
+        return String(cString: bytes)
+    }
+    func integer(_ column: Int32) -> Int64? {
+        sqlite3_column_type(statement, column) == SQLITE_NULL ? nil : sqlite3_column_int64(statement, column)
+    }
+    var orders: [Order] = []
+    orders.reserveCapacity(16_384)
+    while sqlite3_step(statement) == SQLITE_ROW {
+        orders.append(Order(
+            orderID: sqlite3_column_int64(statement, 0), customerID: text(1), employeeID: integer(2), orderDate: text(3),
+            requiredDate: text(4), shippedDate: text(5), shipVia: integer(6),
+            freight: sqlite3_column_type(statement, 7) == SQLITE_NULL ? nil : sqlite3_column_double(statement, 7),
+            shipName: text(8), shipAddress: text(9), shipCity: text(10), shipRegion: text(11), shipPostalCode: text(12),
+            shipCountry: text(13)))
+    }
+    sqlite3_finalize(statement)
+    sqlite3_close_v2(handle)
+    print("K-raw: \(orders.count) orders")
+
+case "K-plain", "K-generated":
+    // The Northwind orders (BENCHMARKS.md, K) from the database unpacked at the path in NORTHWIND.
+    guard let path = ProcessInfo.processInfo.environment["NORTHWIND"] else {
+        FileHandle.standardError.write(Data("K: set NORTHWIND to an unpacked northwind.db\n".utf8))
+        exit(2)
+    }
+    let northwind = try SQLite.Database(path: path)
+    let sql: SQL = "SELECT OrderID, CustomerID, EmployeeID, OrderDate, RequiredDate, ShippedDate, ShipVia, Freight, ShipName, ShipAddress, ShipCity, ShipRegion, ShipPostalCode, ShipCountry FROM Orders ORDER BY OrderID"
+    let decoder = SQLite.Decoder(northwind)
+    #if Generated
+    let count = scenario == "K-plain" ? try decoder.decode([Order].self, using: sql).count : try decoder.decode([GeneratedOrder].self, using: sql).count
+    #else
+    guard scenario == "K-plain" else {
+        FileHandle.standardError.write(Data("K-generated: built without the Generated trait\n".utf8))
+        exit(2)
+    }
+    let count = try decoder.decode([Order].self, using: sql).count
+    #endif
+    check(count == 15_889, "K read \(count)")
+    print("\(scenario): \(count) orders")
+
 case "T-commits":
     for item in items(5_000) {
         try db.save(item)
@@ -178,6 +282,6 @@ case "T-commits":
     print("T-commits: 5000 saves")
 
 default:
-    FileHandle.standardError.write(Data("usage: scenarios A-encoder|A-models|A-models-assigned|B-models|C-models[-file]|C-decoder[-file]|C-missing|D-models|F-filter|G-graph|T-commits\n".utf8))
+    FileHandle.standardError.write(Data("usage: scenarios A-encoder|A-models|A-models-assigned|B-models|C-models[-file]|C-decoder[-file]|C-missing|D-models|F-filter|G-graph|K-raw|K-plain|K-generated|T-commits\n".utf8))
     exit(2)
 }

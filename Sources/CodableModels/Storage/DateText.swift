@@ -22,29 +22,73 @@ import Foundation
     @usableFromInline package static func format(_ date: Date) -> String? {
         let interval = date.timeIntervalSinceReferenceDate
         guard interval.isFinite, interval >= Double(earliestSeconds), interval < Double(endSeconds) else { return nil }
+        // Most dates are whole milliseconds. When `interval` is the Double nearest to a count of
+        // milliseconds, that decimal (its zeros trimmed) is also the shortest one identifying it:
+        // in years 0–9999 a Double's spacing is under 0.0001 s, so any other decimal of at most
+        // three places is another Double. Integer arithmetic then gives the same text as the
+        // general path below, which prints the Double's shortest decimal.
+        let milliseconds = (interval * 1000).rounded()
+        if milliseconds / 1000 == interval {
+            let total = Int64(milliseconds)
+            let wholeSeconds = floorDivide(total, 1000)
+            var fraction = total - wholeSeconds * 1000
+            var places = 3
+            while places > 0 && fraction % 10 == 0 {
+                fraction /= 10
+                places -= 1
+            }
+            return text(wholeSeconds: wholeSeconds, fractionLength: 4) { bytes, index in
+                guard places > 0 else { return }
+                bytes[index] = UInt8(ascii: ".")
+                var value = fraction
+                for place in stride(from: places, to: 0, by: -1) {
+                    bytes[index + place] = UInt8(ascii: "0") + UInt8(value % 10)
+                    value /= 10
+                }
+                index += places + 1
+            }
+        }
         guard let (wholeSeconds, fraction) = split(interval) else { return nil }
+        return text(wholeSeconds: wholeSeconds, fractionLength: fraction.count + 1) { bytes, index in
+            guard !fraction.isEmpty else { return }
+            bytes[index] = UInt8(ascii: ".")
+            for (offset, digit) in fraction.enumerated() { bytes[index + 1 + offset] = digit }
+            index += fraction.count + 1
+        }
+    }
 
+    /// `YYYY-MM-DD HH:MM:SS` for `wholeSeconds` from the reference date, then what `fraction`
+    /// writes at the index it is given (advancing it; at most `fractionLength` bytes), built in
+    /// one buffer.
+    private static func text(
+        wholeSeconds: Int64, fractionLength: Int, fraction: (UnsafeMutableBufferPointer<UInt8>, inout Int) -> Void
+    ) -> String {
         let days = floorDivide(wholeSeconds, 86_400)
         let secondOfDay = wholeSeconds - days * 86_400
         let (year, month, day) = civilFromDays(days + referenceDay)
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(20 + fraction.count)
-        appendDigits(year, count: 4, to: &bytes)
-        bytes.append(UInt8(ascii: "-"))
-        appendDigits(month, count: 2, to: &bytes)
-        bytes.append(UInt8(ascii: "-"))
-        appendDigits(day, count: 2, to: &bytes)
-        bytes.append(UInt8(ascii: " "))
-        appendDigits(secondOfDay / 3600, count: 2, to: &bytes)
-        bytes.append(UInt8(ascii: ":"))
-        appendDigits(secondOfDay / 60 % 60, count: 2, to: &bytes)
-        bytes.append(UInt8(ascii: ":"))
-        appendDigits(secondOfDay % 60, count: 2, to: &bytes)
-        if !fraction.isEmpty {
-            bytes.append(UInt8(ascii: "."))
-            bytes.append(contentsOf: fraction)
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 19 + fractionLength) { bytes in
+            var index = 0
+            func put(_ value: Int64, _ count: Int, then separator: UInt8?) {
+                var remainder = value
+                for place in stride(from: count - 1, through: 0, by: -1) {
+                    bytes[index + place] = UInt8(ascii: "0") + UInt8(remainder % 10)
+                    remainder /= 10
+                }
+                index += count
+                if let separator {
+                    bytes[index] = separator
+                    index += 1
+                }
+            }
+            put(year, 4, then: UInt8(ascii: "-"))
+            put(month, 2, then: UInt8(ascii: "-"))
+            put(day, 2, then: UInt8(ascii: " "))
+            put(secondOfDay / 3600, 2, then: UInt8(ascii: ":"))
+            put(secondOfDay / 60 % 60, 2, then: UInt8(ascii: ":"))
+            put(secondOfDay % 60, 2, then: nil)
+            fraction(bytes, &index)
+            return String(decoding: UnsafeBufferPointer(rebasing: bytes[..<index]), as: UTF8.self)
         }
-        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// Splits `value` exactly into `floor(value)` and the decimal digits of `value - floor(value)`,
@@ -255,17 +299,6 @@ import Foundation
     private static func floorDivide(_ value: Int64, _ divisor: Int64) -> Int64 {
         let quotient = value / divisor
         return value % divisor < 0 ? quotient - 1 : quotient
-    }
-
-    private static func appendDigits(_ value: Int64, count: Int, to bytes: inout [UInt8]) {
-        var divisor: Int64 = 1
-        for _ in 1..<count { divisor *= 10 }
-        var remainder = value
-        while divisor > 0 {
-            bytes.append(UInt8(ascii: "0") + UInt8(remainder / divisor))
-            remainder %= divisor
-            divisor /= 10
-        }
     }
 
     private static func isDigit(_ byte: UInt8) -> Bool {

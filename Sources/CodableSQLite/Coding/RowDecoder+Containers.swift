@@ -17,11 +17,12 @@ struct RowKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtocol
         return column
     }
 
-    /// The column of a present, non-NULL value; `nil` for a missing column or NULL.
+    /// The column of a present, non-NULL value and its storage class; `nil` for a missing column or NULL.
     @inline(__always)
-    private func presentColumn(_ key: Key) -> Int32? {
-        guard let column = decoder.column(for: key), decoder.statement.type(at: column) != .null else { return nil }
-        return column
+    private func presentColumn(_ key: Key) -> PresentColumn? {
+        guard let column = decoder.column(for: key) else { return nil }
+        let storageClass = decoder.statement.type(at: column)
+        return storageClass == .null ? nil : PresentColumn(column: column, storageClass: storageClass)
     }
 
     func decodeNil(forKey key: Key) throws -> Bool {
@@ -47,40 +48,30 @@ struct RowKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtocol
     // The generic forms hold no `T?` of their own: in code not specialized for `T`, each one would
     // look up `Optional<T>`'s metadata on every call (a tenth of decoding a row, measured).
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
-        if decoder.isOverridden(key) { return try overriddenValue(type, forKey: key) }
+        if decoder.isOverridden(key) { return try decoder.requiredOverriddenValue(type, key: key) }
         return try decoder.decodeValue(type, column: try column(key), key: { AnyCodingKey(key) })
     }
 
-    @inline(never)
-    private func overriddenValue<T>(_ type: T.Type, forKey key: Key) throws -> T {
-        guard let value = try decoder.overriddenValue(type, key: key) else {
-            throw DecodingError.valueNotFound(type, DecodingError.Context(
-                codingPath: decoder.basePath.keys(appending: AnyCodingKey(key)),
-                debugDescription: "No related \(type) for \(key.stringValue). SQL: \(decoder.statement.sql)"))
-        }
-        return value
-    }
-
     // A missing column or NULL decodes nil, with a single lookup.
-    func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? { try presentColumn(key).map { try decoder.decodeBool(column: $0, key: { AnyCodingKey(key) }) } }
-    func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? { try presentColumn(key).map { try decoder.decodeString(column: $0, key: { AnyCodingKey(key) }) } }
-    func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? { try presentColumn(key).map { try decoder.decodeFloat(type, column: $0, key: { AnyCodingKey(key) }) } }
-    func decodeIfPresent(_ type: Float.Type, forKey key: Key) throws -> Float? { try presentColumn(key).map { try decoder.decodeFloat(type, column: $0, key: { AnyCodingKey(key) }) } }
-    func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? { try presentColumn(key).map { try decoder.decodeInteger(type, column: $0, key: { AnyCodingKey(key) }) } }
-    func decodeIfPresent(_ type: Int8.Type, forKey key: Key) throws -> Int8? { try presentColumn(key).map { try decoder.decodeInteger(type, column: $0, key: { AnyCodingKey(key) }) } }
-    func decodeIfPresent(_ type: Int16.Type, forKey key: Key) throws -> Int16? { try presentColumn(key).map { try decoder.decodeInteger(type, column: $0, key: { AnyCodingKey(key) }) } }
-    func decodeIfPresent(_ type: Int32.Type, forKey key: Key) throws -> Int32? { try presentColumn(key).map { try decoder.decodeInteger(type, column: $0, key: { AnyCodingKey(key) }) } }
-    func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? { try presentColumn(key).map { try decoder.decodeInteger(type, column: $0, key: { AnyCodingKey(key) }) } }
-    func decodeIfPresent(_ type: UInt.Type, forKey key: Key) throws -> UInt? { try presentColumn(key).map { try decoder.decodeInteger(type, column: $0, key: { AnyCodingKey(key) }) } }
-    func decodeIfPresent(_ type: UInt8.Type, forKey key: Key) throws -> UInt8? { try presentColumn(key).map { try decoder.decodeInteger(type, column: $0, key: { AnyCodingKey(key) }) } }
-    func decodeIfPresent(_ type: UInt16.Type, forKey key: Key) throws -> UInt16? { try presentColumn(key).map { try decoder.decodeInteger(type, column: $0, key: { AnyCodingKey(key) }) } }
-    func decodeIfPresent(_ type: UInt32.Type, forKey key: Key) throws -> UInt32? { try presentColumn(key).map { try decoder.decodeInteger(type, column: $0, key: { AnyCodingKey(key) }) } }
-    func decodeIfPresent(_ type: UInt64.Type, forKey key: Key) throws -> UInt64? { try presentColumn(key).map { try decoder.decodeInteger(type, column: $0, key: { AnyCodingKey(key) }) } }
+    func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? { try presentColumn(key).map { try decoder.decodeBool(column: $0.column, storageClass: $0.storageClass, key: { AnyCodingKey(key) }) } }
+    func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? { try presentColumn(key).map { try decoder.decodeString(column: $0.column, storageClass: $0.storageClass, key: { AnyCodingKey(key) }) } }
+    func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? { try presentColumn(key).map { try decoder.decodeFloat(type, column: $0.column, storageClass: $0.storageClass, key: { AnyCodingKey(key) }) } }
+    func decodeIfPresent(_ type: Float.Type, forKey key: Key) throws -> Float? { try presentColumn(key).map { try decoder.decodeFloat(type, column: $0.column, storageClass: $0.storageClass, key: { AnyCodingKey(key) }) } }
+    func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? { try presentColumn(key).map { try decoder.decodeInteger(type, column: $0.column, storageClass: $0.storageClass, key: { AnyCodingKey(key) }) } }
+    func decodeIfPresent(_ type: Int8.Type, forKey key: Key) throws -> Int8? { try presentColumn(key).map { try decoder.decodeInteger(type, column: $0.column, storageClass: $0.storageClass, key: { AnyCodingKey(key) }) } }
+    func decodeIfPresent(_ type: Int16.Type, forKey key: Key) throws -> Int16? { try presentColumn(key).map { try decoder.decodeInteger(type, column: $0.column, storageClass: $0.storageClass, key: { AnyCodingKey(key) }) } }
+    func decodeIfPresent(_ type: Int32.Type, forKey key: Key) throws -> Int32? { try presentColumn(key).map { try decoder.decodeInteger(type, column: $0.column, storageClass: $0.storageClass, key: { AnyCodingKey(key) }) } }
+    func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? { try presentColumn(key).map { try decoder.decodeInteger(type, column: $0.column, storageClass: $0.storageClass, key: { AnyCodingKey(key) }) } }
+    func decodeIfPresent(_ type: UInt.Type, forKey key: Key) throws -> UInt? { try presentColumn(key).map { try decoder.decodeInteger(type, column: $0.column, storageClass: $0.storageClass, key: { AnyCodingKey(key) }) } }
+    func decodeIfPresent(_ type: UInt8.Type, forKey key: Key) throws -> UInt8? { try presentColumn(key).map { try decoder.decodeInteger(type, column: $0.column, storageClass: $0.storageClass, key: { AnyCodingKey(key) }) } }
+    func decodeIfPresent(_ type: UInt16.Type, forKey key: Key) throws -> UInt16? { try presentColumn(key).map { try decoder.decodeInteger(type, column: $0.column, storageClass: $0.storageClass, key: { AnyCodingKey(key) }) } }
+    func decodeIfPresent(_ type: UInt32.Type, forKey key: Key) throws -> UInt32? { try presentColumn(key).map { try decoder.decodeInteger(type, column: $0.column, storageClass: $0.storageClass, key: { AnyCodingKey(key) }) } }
+    func decodeIfPresent(_ type: UInt64.Type, forKey key: Key) throws -> UInt64? { try presentColumn(key).map { try decoder.decodeInteger(type, column: $0.column, storageClass: $0.storageClass, key: { AnyCodingKey(key) }) } }
 
     func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
         if decoder.isOverridden(key) { return try decoder.overriddenValue(type, key: key) }
-        guard let column = presentColumn(key) else { return nil }
-        return try decoder.decodeValue(type, column: column, key: { AnyCodingKey(key) })
+        guard let present = presentColumn(key) else { return nil }
+        return try decoder.decodeValue(type, column: present.column, key: { AnyCodingKey(key) })
     }
 
     func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
@@ -106,6 +97,12 @@ struct RowKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtocol
         }
         return JSONTreeDecoder(value: .null, path: decoder.basePath.appending(key), context: decoder.context, column: 0)
     }
+}
+
+/// A column holding a value (not NULL), with its storage class.
+struct PresentColumn {
+    let column: Int32
+    let storageClass: StorageClass
 }
 
 /// Reads the columns of a row in order, for types that decode an unkeyed container from a

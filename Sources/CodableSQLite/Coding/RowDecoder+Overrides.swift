@@ -18,6 +18,17 @@ extension RowDecoder {
         return typed
     }
 
+    /// The overridden value of `key`, which `decode` (not `decodeIfPresent`) asks for: none is
+    /// `valueNotFound`.
+    func requiredOverriddenValue<T>(_ type: T.Type, key: some CodingKey) throws -> T {
+        guard let value = try overriddenValue(type, key: key) else {
+            throw DecodingError.valueNotFound(type, DecodingError.Context(
+                codingPath: basePath.keys(appending: AnyCodingKey(key)),
+                debugDescription: "No related \(type) for \(key.stringValue). SQL: \(statement.sql)"))
+        }
+        return value
+    }
+
     /// Whether the layer above decodes `key` itself.
     @inline(__always)
     func isOverridden(_ key: some CodingKey) -> Bool {

@@ -76,10 +76,22 @@ final class RowDecoder: Swift.Decoder {
     /// The coding keys the columns stand for, for `allKeys`.
     var columnKeys: [String] { Array(plan.columnByKey.keys) }
 
+    /// The generated columns of the last `RowDecodable` type decoded (``generatedColumns(for:)``).
+    var generated: GeneratedColumns?
+    /// The last type found to decode through plain Codable.
+    var plainRowType: ObjectIdentifier?
+    /// How many rows the last call decoded: the next call's array starts with that capacity (a
+    /// statement tends to return as many rows again), saving the copies of growing it.
+    var lastRowCount = 0
+
+    /// Decodes the current row: by the type's generated code when it has some, else through Codable.
     func decodeRow<T: Decodable>(_ type: T.Type) throws -> T {
         lookupCursor = 0
         if StoredForm.isSpecial(T.self) {
             return try decodeValue(T.self, column: try singleColumn(for: T.self), key: { nil })
+        }
+        if let generated = generatedColumns(for: T.self) {
+            return try decodeGeneratedRow(generated, as: T.self)
         }
         return try T(from: self)
     }
@@ -189,15 +201,21 @@ final class RowDecoder: Swift.Decoder {
             let column = plan.lookups[index].column
             return column < 0 ? nil : column
         }
-        var column = plan.columnByKey[name]
-        if column == nil, case .convertFromSnakeCase = options.keyStrategy {
-            // `reminderID` is written `reminder_id`, which converts back to `reminderId`: also try
-            // the key's own snake case, so keys with acronyms round-trip.
-            column = plan.columnByName[KeyConversion.toSnakeCase(name)]
-        }
+        let column = resolveColumn(named: name)
         plan.lookups.append((name, column ?? -1))
         lookupCursor = plan.lookups.count
         return column
+    }
+
+    /// The column the key strategy gives the key `name`, or `nil` when the result has none.
+    func resolveColumn(named name: String) -> Int32? {
+        if let column = plan.columnByKey[name] { return column }
+        if case .convertFromSnakeCase = options.keyStrategy {
+            // `reminderID` is written `reminder_id`, which converts back to `reminderId`: also try
+            // the key's own snake case, so keys with acronyms round-trip.
+            return plan.columnByName[KeyConversion.toSnakeCase(name)]
+        }
+        return nil
     }
 
     func keyNotFound(_ key: some CodingKey) -> DecodingError {
@@ -237,8 +255,16 @@ final class RowDecoder: Swift.Decoder {
     }
 
     /// INTEGER or REAL: zero is false, anything else true.
+    @inline(__always)
     func decodeBool(column: Int32, key: () -> AnyCodingKey?) throws -> Bool {
-        switch statement.type(at: column) {
+        try decodeBool(column: column, storageClass: statement.type(at: column), key: key)
+    }
+
+    // Each reader takes the column's storage class when the caller has read it already (an
+    // optional's NULL check): one `sqlite3_column_type` per value.
+
+    func decodeBool(column: Int32, storageClass: StorageClass, key: () -> AnyCodingKey?) throws -> Bool {
+        switch storageClass {
         case .integer: return statement.int64(at: column) != 0
         case .real: return statement.double(at: column) != 0
         default: throw unexpected(Bool.self, column: column, key: key)
@@ -248,7 +274,12 @@ final class RowDecoder: Swift.Decoder {
     /// INTEGER, or REAL holding a whole number, that fits the type exactly.
     @inline(__always)
     func decodeInteger<I: FixedWidthInteger>(_ type: I.Type, column: Int32, key: () -> AnyCodingKey?) throws -> I {
-        switch statement.type(at: column) {
+        try decodeInteger(I.self, column: column, storageClass: statement.type(at: column), key: key)
+    }
+
+    @inline(__always)
+    func decodeInteger<I: FixedWidthInteger>(_ type: I.Type, column: Int32, storageClass: StorageClass, key: () -> AnyCodingKey?) throws -> I {
+        switch storageClass {
         case .integer:
             let value = statement.int64(at: column)
             if let integer = I(exactly: value) { return integer }
@@ -265,7 +296,12 @@ final class RowDecoder: Swift.Decoder {
     /// REAL or INTEGER; a finite REAL too large for `Float` is an error.
     @inline(__always)
     func decodeFloat<F: BinaryFloatingPoint>(_ type: F.Type, column: Int32, key: () -> AnyCodingKey?) throws -> F {
-        switch statement.type(at: column) {
+        try decodeFloat(F.self, column: column, storageClass: statement.type(at: column), key: key)
+    }
+
+    @inline(__always)
+    func decodeFloat<F: BinaryFloatingPoint>(_ type: F.Type, column: Int32, storageClass: StorageClass, key: () -> AnyCodingKey?) throws -> F {
+        switch storageClass {
         case .real:
             let value = statement.double(at: column)
             let converted = F(value)
@@ -282,7 +318,12 @@ final class RowDecoder: Swift.Decoder {
 
     @inline(__always)
     func decodeString(column: Int32, key: () -> AnyCodingKey?) throws -> String {
-        guard statement.type(at: column) == .text else { throw unexpected(String.self, column: column, key: key) }
+        try decodeString(column: column, storageClass: statement.type(at: column), key: key)
+    }
+
+    @inline(__always)
+    func decodeString(column: Int32, storageClass: StorageClass, key: () -> AnyCodingKey?) throws -> String {
+        guard storageClass == .text else { throw unexpected(String.self, column: column, key: key) }
         return statement.text(at: column)
     }
 

@@ -51,18 +51,8 @@ struct RowKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtocol
     }
 
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
-        if let overrides = encoder.options.overrides, overrides.keys.contains(key.stringValue), let encode = overrides.encode {
-            switch try encode(key.stringValue, value) {
-            case .skip:
-                return
-            case .value(let replacement):
-                guard let target = try encoder.target(for: key, value: replacement) else { return }
-                try encoder.encodeValue(replacement, to: target, path: encoder.basePath.appending(key))
-                return
-            }
-        }
-        guard let target = try encoder.target(for: key, value: value) else { return }
-        try encoder.encodeValue(value, to: target, path: encoder.basePath.appending(key))
+        let encoder = self.encoder
+        try encoder.encodeProperty(value, forKey: key) { value in try encoder.target(for: key, value: value) }
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(

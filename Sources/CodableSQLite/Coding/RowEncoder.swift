@@ -42,7 +42,7 @@ final class ParameterPlan {
 final class RowEncoder: Swift.Encoder {
     let statement: Statement
     let options: EncodingOptions
-    private let plan: ParameterPlan
+    let plan: ParameterPlan
     /// Unchecked: an encoder is used by one thread, and the check cost one runtime call per key.
     @exclusivity(unchecked) private var lookupCursor = 0
     /// The index of the array element being encoded, first in every coding path.
@@ -84,6 +84,8 @@ final class RowEncoder: Swift.Encoder {
     func encodeTopLevel<T: Encodable>(_ value: T) throws {
         if StoredForm.isSpecial(T.self) {
             try encodeValue(value, to: try positionalTarget(for: value), path: basePath)
+        } else if let generated = generatedParameters(for: T.self) {
+            try encodeGenerated(value, generated)
         } else {
             try value.encode(to: self)
         }
@@ -120,14 +122,10 @@ final class RowEncoder: Swift.Encoder {
             lookupCursor = index + 1
             return plan.lookups[index].target
         }
-        let parameterName = options.name(for: key, at: basePath)
-        let parameters = statement.parameters
-        let target: ParameterTarget?
-        if let index = parameters.indexes[parameterName] {
-            target = ParameterTarget(index: index, extraIndexes: parameters.extraIndexes[parameterName])
-        } else if options.ignoresUnusedProperties {
-            target = nil
-        } else {
+        let target = parameterTarget(for: key)
+        if target == nil && !options.ignoresUnusedProperties {
+            let parameterName = options.name(for: key, at: basePath)
+            let parameters = statement.parameters
             let known = parameters.writtenNames.isEmpty ? "it has no named parameters" :
                 "its parameters are " + parameters.writtenNames.joined(separator: ", ")
             throw EncodingError.invalidValue(value(), EncodingError.Context(
@@ -138,6 +136,32 @@ final class RowEncoder: Swift.Encoder {
         plan.lookups.append((name, target))
         lookupCursor = plan.lookups.count
         return target
+    }
+
+    /// The parameter the key strategy names for `key`, or `nil` when the SQL has none.
+    func parameterTarget(for key: some CodingKey) -> ParameterTarget? {
+        let parameterName = options.name(for: key, at: basePath)
+        let parameters = statement.parameters
+        guard let index = parameters.indexes[parameterName] else { return nil }
+        return ParameterTarget(index: index, extraIndexes: parameters.extraIndexes[parameterName])
+    }
+
+    /// A property of any type under `key` (`target` finds its parameter, given the value to bind
+    /// for its error): what the layer above binds instead when it overrides the key, else the
+    /// value's stored form.
+    func encodeProperty<T: Encodable>(_ value: T, forKey key: some CodingKey, target: (Any) throws -> ParameterTarget?) throws {
+        if let overrides = options.overrides, overrides.keys.contains(key.stringValue), let encode = overrides.encode {
+            switch try encode(key.stringValue, value) {
+            case .skip:
+                return
+            case .value(let replacement):
+                guard let parameter = try target(replacement) else { return }
+                try encodeValue(replacement, to: parameter, path: basePath.appending(key))
+                return
+            }
+        }
+        guard let parameter = try target(value) else { return }
+        try encodeValue(value, to: parameter, path: basePath.appending(key))
     }
 
     /// The next positional parameter (`?1`, `?2`…), for unkeyed and single values.

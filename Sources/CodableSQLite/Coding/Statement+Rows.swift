@@ -8,12 +8,17 @@ extension Statement {
         guard try step() else { return values }
         let decoder = RowDecoder.forRows(of: self, options: options)
         defer { decoder.endCall() }
+        if !StoredForm.isSpecial(T.self), let generated = decoder.generatedColumns(for: T.self) {
+            return try decoder.decodeGeneratedRows(generated, as: T.self, indexesRows: indexesRows)
+        }
+        values.reserveCapacity(decoder.lastRowCount)
         var index = 0
         repeat {
             if indexesRows { decoder.rowIndex = index }
             values.append(try decoder.decodeRow(T.self))
             index += 1
         } while try step()
+        decoder.lastRowCount = values.count
         return values
     }
 

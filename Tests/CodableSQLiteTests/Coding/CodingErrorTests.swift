@@ -2,6 +2,9 @@ import Foundation
 import Testing
 @testable import CodableSQLite
 
+#if Macros
+@RowCodable
+#endif
 private struct Member: Codable, Equatable {
     var id: Int
     var name: String
@@ -135,6 +138,9 @@ struct CodingErrorTests {
 
 @Suite("Coding: arrays are one transaction")
 struct ArrayEncodingTests {
+    #if Macros
+    @RowCodable
+    #endif
     struct Row: Codable, Equatable { var id: Int; var value: UInt64 }
 
     @Test func constraintFailureRollsBackEverythingAndNamesTheElement() throws {

@@ -7,6 +7,9 @@ import Testing
 @Suite("Coding: column form (properties into columns and back)")
 struct ColumnFormTests {
     enum Status: String, Codable, Equatable { case open, done }
+    #if Macros
+    @RowCodable
+    #endif
     struct Flat: Codable, Equatable {
         var id: Int64
         var title: String
@@ -95,6 +98,9 @@ struct ColumnFormTests {
         #expect(row.count == 2)
     }
 
+    #if Macros
+    @RowCodable
+    #endif
     struct Numbers: Codable { var real: Double; var big: UInt64 }
 
     @Test func unstorableNumbersThrowWithTheirCodingPath() throws {

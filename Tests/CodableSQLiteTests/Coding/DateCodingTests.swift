@@ -3,6 +3,9 @@ import Testing
 import CodableModels
 @testable import CodableSQLite
 
+#if Macros
+@RowCodable
+#endif
 private struct Event: Codable, Equatable {
     var id: Int
     var at: Date
@@ -167,5 +170,25 @@ struct DateCodingTests {
         // The pair: a microsecond apart, and so they stay.
         let pair = [1_700_000_000.000001, 1_700_000_000.000002].map { DateText.format(Date(timeIntervalSince1970: $0)).map(DateText.microsecondText) }
         #expect(pair == ["2023-11-14 22:13:20.000001", "2023-11-14 22:13:20.000002"])
+    }
+
+    /// Whole milliseconds take a shorter path when formatted: its text must be the general path's
+    /// (whole seconds, then the shortest decimal's fraction digits), in every year and sign.
+    @Test func millisecondDatesFormatAsTheGeneralPathDoes() throws {
+        var random = SystemRandomNumberGenerator()
+        let earliest = DateText.earliestSeconds * 1000, end = DateText.endSeconds * 1000
+        var intervals: [Double] = [0, -0.001, 0.001, -0.5, 0.12, 1.1, -1.001, 978_307_200.123, Double(earliest) / 1000, Double(end - 1) / 1000]
+        for _ in 0..<20_000 {
+            intervals.append(Double(Int64.random(in: earliest..<end, using: &random)) / 1000)                 // whole milliseconds
+            intervals.append(Double(Int64.random(in: -4_000_000_000_000..<4_000_000_000_000, using: &random)) / 1_000_000)  // microseconds: the general path
+        }
+        for interval in intervals {
+            let (whole, fraction) = try #require(DateText.split(interval))
+            let seconds = try #require(DateText.format(Date(timeIntervalSinceReferenceDate: Double(whole))))
+            let expected = fraction.isEmpty ? seconds : seconds + "." + String(decoding: fraction, as: UTF8.self)
+            let text = DateText.format(Date(timeIntervalSinceReferenceDate: interval))
+            #expect(text == expected, "\(interval)")
+            if text != expected { break }
+        }
     }
 }

@@ -22,7 +22,13 @@ struct ExistingDatabaseTests {
         decoder = SQLite.Decoder(db)
     }
 
+    #if Macros
+    @RowCodable
+    #endif
     struct Payload: Codable, Equatable { var level: Int; var tags: [String] }
+    #if Macros
+    @RowCodable
+    #endif
     struct Group: Codable, Equatable {
         var order: Int
         var select: String?

@@ -2,12 +2,18 @@ import Foundation
 import Testing
 @testable import CodableSQLite
 
+#if Macros
+@RowCodable
+#endif
 struct PostalAddress: Codable, Equatable {
     var city: String
     var zip: Int
     var since: Date
 }
 
+#if Macros
+@RowCodable
+#endif
 struct Profile: Codable, Equatable {
     var id: Int
     var address: PostalAddress

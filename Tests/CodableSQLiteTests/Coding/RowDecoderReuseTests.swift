@@ -42,6 +42,9 @@ private struct TwoViews: Decodable, Equatable {
     }
 }
 
+#if Macros
+@RowCodable
+#endif
 private struct Post: Codable, Equatable {
     var id: Int
     var title: String

@@ -4,6 +4,9 @@ import CodableSQLite
 
 // The model of the blog post "Encoding and decoding SQLite in Swift". (The post's table lacks the
 // `id` column its own Task and fetchByID use; the extension below is the post's with `id` added.)
+#if Macros
+@RowCodable
+#endif
 private struct Task: Codable, Equatable {
     var id: String
     var title: String

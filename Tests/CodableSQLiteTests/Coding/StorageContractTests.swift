@@ -2,6 +2,9 @@ import Foundation
 import Testing
 @testable import CodableSQLite
 
+#if Macros
+@RowCodable
+#endif
 private struct Scalars: Codable, Equatable {
     var bool: Bool
     var int: Int

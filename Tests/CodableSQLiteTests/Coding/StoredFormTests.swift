@@ -6,8 +6,14 @@ import Testing
 /// argument — follow the one contract of `StoredForm`.
 @Suite("Coding: one storage contract for columns, JSON and filter values")
 struct StoredFormTests {
-    private struct Column<T: Codable>: Codable { var v: T }
-    private struct Nested<T: Codable>: Codable { var inner: Column<T> }
+    #if Macros
+    @RowCodable
+    #endif
+    fileprivate struct Column<T: Codable>: Codable { var v: T }
+    #if Macros
+    @RowCodable
+    #endif
+    fileprivate struct Nested<T: Codable>: Codable { var inner: Column<T> }
     enum Status: String, Codable, Equatable { case open, done }
 
     /// How a value looks in a column, inside JSON (read back with `json_extract`), and as a filter

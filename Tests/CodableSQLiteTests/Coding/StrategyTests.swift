@@ -2,6 +2,9 @@ import Foundation
 import Testing
 @testable import CodableSQLite
 
+#if Macros
+@RowCodable
+#endif
 struct Reminder: Codable, Equatable {
     var reminderID: Int
     var dueDate: Date
@@ -9,6 +12,9 @@ struct Reminder: Codable, Equatable {
     var details: Details
 }
 
+#if Macros
+@RowCodable
+#endif
 struct Details: Codable, Equatable {
     var firstLine: String
     var createdAt: Date

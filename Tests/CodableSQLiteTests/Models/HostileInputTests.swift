@@ -3,6 +3,9 @@ import Testing
 @testable import CodableSQLite
 
 /// A model whose table name would break naive SQL.
+#if Macros
+@RowCodable
+#endif
 private struct Weird: Codable, Model, Equatable, Sendable {
     static var tableName: String { "we\"ird'; DROP TABLE x; --" }
     var id: String

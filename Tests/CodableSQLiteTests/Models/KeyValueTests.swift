@@ -3,6 +3,9 @@ import Testing
 @testable import CodableSQLite
 
 /// The record of the blog post "Persisting Structs in Swift".
+#if Macros
+@RowCodable
+#endif
 private struct MyData: Codable, Equatable {
     let int: Int
     let double: Double
@@ -19,6 +22,9 @@ private enum Shape: Codable, Equatable, Sendable {
     case square(side: Int)
 }
 
+#if Macros
+@RowCodable
+#endif
 private struct Settings: Codable, Equatable, Sendable {
     var name: String
     var address: Address

@@ -7,12 +7,18 @@ private final class ClassModel: Codable, Model {
     var name = ""
 }
 
+#if Macros
+@RowCodable
+#endif
 private struct NoID: Codable, Model {
     var id: String { name }
     var name: String
 }
 
 /// A struct with a stored closure (left out of its coding keys): Swift has no key path for it.
+#if Macros
+@RowCodable
+#endif
 private struct WithClosure: Codable, Model {
     var id: Int64?
     var name = ""

@@ -3,6 +3,9 @@ import Foundation
 
 enum EyeColor: String, Codable, Sendable { case blue, brown, green }
 
+#if Macros
+@RowCodable
+#endif
 struct Person: Codable, UUIDModel, Equatable, Sendable {
     let id: UUID
     var name: String
@@ -21,16 +24,25 @@ struct Person: Codable, UUIDModel, Equatable, Sendable {
     static var indexes: [ModelIndex<Person>] { [.index(\.age)] }
 }
 
+#if Macros
+@RowCodable
+#endif
 struct Note: Codable, Model, Equatable, Sendable {
     var id: Int64?
     var text: String
 }
 
+#if Macros
+@RowCodable
+#endif
 struct Address: Codable, Equatable, Sendable {
     var city: String
     var zip: Int
 }
 
+#if Macros
+@RowCodable
+#endif
 struct Customer: Codable, Model, Equatable, Sendable {
     var id: String
     var address: Address

@@ -5,11 +5,17 @@ import Testing
 private struct Abort: Error {}
 
 /// A model the test creates the table of (a type of its own, so no other test shares its table).
+#if Macros
+@RowCodable
+#endif
 private struct Gadget: Codable, Model, Equatable, Sendable {
     var id: Int64?
     var name: String
 }
 
+#if Macros
+@RowCodable
+#endif
 private struct GadgetWithColor: Codable, Model, Equatable, Sendable {
     static var tableName: String { "Gadget" }
     var id: Int64?

@@ -4,8 +4,17 @@ import Testing
 
 /// The source document's movie graph: value types, no annotations.
 enum Cinema {
+    #if Macros
+    @RowCodable
+    #endif
     struct Actor: Codable, Model, Hashable, Sendable { var id: String; var name: String }
+    #if Macros
+    @RowCodable
+    #endif
     struct Studio: Codable, Model, Hashable, Sendable { var id: Int64?; var name: String }
+    #if Macros
+    @RowCodable
+    #endif
     struct Movie: Codable, UUIDModel, Hashable, Sendable {
         let id: UUID
         var title: String
@@ -17,6 +26,9 @@ enum Cinema {
     }
 
     /// A movie whose studio must not go away while it exists.
+    #if Macros
+    @RowCodable
+    #endif
     struct Release: Codable, Model, Equatable, Sendable {
         var id: Int64?
         var studio: Studio
@@ -131,11 +143,23 @@ struct RelationshipTests {
 /// Shapes that cannot be relationships, refused with errors that say why.
 @Suite("Models: relationship errors")
 struct RelationshipErrorTests {
+    #if Macros
+    @RowCodable
+    #endif
     struct Person: Codable, Model { var id: Int64?; var name: String; var friends: [Pet] }
+    #if Macros
+    @RowCodable
+    #endif
     struct Pet: Codable, Model { var id: Int64?; var owner: [Person] }
 
+    #if Macros
+    @RowCodable
+    #endif
     struct Node: Codable, Model { var id: Int64?; var children: [Node] }
 
+    #if Macros
+    @RowCodable
+    #endif
     struct Wrong: Codable, Model {
         var id: Int64?
         var name: String
@@ -188,9 +212,21 @@ func expectModelError<R>(_ code: ModelError.Code, sourceLocation: SourceLocation
 /// Graphs more than one level deep, and to-many values whose ids are assigned.
 @Suite("Models: deeper relationship graphs")
 struct DeepRelationshipTests {
+    #if Macros
+    @RowCodable
+    #endif
     struct Country: Codable, Model, Hashable, Sendable { var id: String; var name: String }
+    #if Macros
+    @RowCodable
+    #endif
     struct City: Codable, Model, Hashable, Sendable { var id: Int64?; var name: String; var country: Country }
+    #if Macros
+    @RowCodable
+    #endif
     struct Stop: Codable, Model, Hashable, Sendable { var id: Int64?; var city: City?; var note: String }
+    #if Macros
+    @RowCodable
+    #endif
     struct Tour: Codable, Model, Hashable, Sendable {
         var id: Int64?
         var name: String
@@ -272,7 +308,13 @@ struct RelationshipEdgeCaseTests {
     typealias City = DeepRelationshipTests.City
     typealias Stop = DeepRelationshipTests.Stop
 
+    #if Macros
+    @RowCodable
+    #endif
     struct Song: Codable, Model, Hashable { var id: Int64?; var title: String }
+    #if Macros
+    @RowCodable
+    #endif
     struct Playlist: Codable, Model, Hashable { var id: Int64?; var songs: [Song] }
 
     @Test func aToOneAddedToAnExistingTableReadsAsNil() throws {

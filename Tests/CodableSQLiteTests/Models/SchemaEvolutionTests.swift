@@ -3,11 +3,29 @@ import Testing
 @testable import CodableSQLite
 
 // Versions of one model sharing a table, as an app's model changes between releases.
+#if Macros
+@RowCodable
+#endif
 private struct ItemV1: Codable, Model, Equatable { var id: Int; var title: String; static var tableName: String { "item" } }
+#if Macros
+@RowCodable
+#endif
 private struct ItemV2: Codable, Model, Equatable { var id: Int; var title: String; var note: String?; static var tableName: String { "item" } }
+#if Macros
+@RowCodable
+#endif
 private struct ItemV3: Codable, Model { var id: Int; var title: String; var priority: Int; static var tableName: String { "item" } }
+#if Macros
+@RowCodable
+#endif
 private struct ItemRemoved: Codable, Model, Equatable { var id: Int; static var tableName: String { "item" } }
+#if Macros
+@RowCodable
+#endif
 private struct ItemRetyped: Codable, Model { var id: Int; var title: Int; static var tableName: String { "item" } }
+#if Macros
+@RowCodable
+#endif
 private struct ItemOptionalTitle: Codable, Model { var id: Int; var title: String?; static var tableName: String { "item" } }
 
 @Suite("Models: schema evolution")

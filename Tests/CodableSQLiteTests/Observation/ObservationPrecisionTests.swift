@@ -2,6 +2,9 @@ import Foundation
 import Testing
 @testable import CodableSQLite
 
+#if Macros
+@RowCodable
+#endif
 private struct Snapshot: Codable, Equatable, Sendable {
     var n: Int
     var r: Int   // random(): every read gives a new value, so every read is seen

@@ -2,6 +2,9 @@ import Foundation
 import Testing
 @testable import CodableSQLite
 
+#if Macros
+@RowCodable
+#endif
 private struct TaskRow: Codable, Equatable, Sendable {
     var id: Int
     var title: String
@@ -135,6 +138,9 @@ struct ObservationTests {
         await everyone.wait { $0.last?.map(\.name) == ["Kid"] }
     }
 
+    #if Macros
+    @RowCodable
+    #endif
     struct Ticket: Model, Equatable, Sendable { var id: Int; var title: String }
 
     /// An integer id is the row's rowid: an UPDATE that changes it reports only the new rowid, and

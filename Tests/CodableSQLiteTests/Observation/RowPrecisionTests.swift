@@ -2,6 +2,9 @@ import Foundation
 import Testing
 @testable import CodableSQLite
 
+#if Macros
+@RowCodable
+#endif
 private struct Row: Codable, Equatable, Sendable {
     var id: Int
     var title: String

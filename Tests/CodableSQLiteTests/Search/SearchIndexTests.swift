@@ -6,6 +6,9 @@ import Testing
 /// and an FTS5 table that can be checked against the model's table.
 @Suite("Search: SQLite's index")
 struct SearchIndexTests {
+    #if Macros
+    @RowCodable
+    #endif
     struct Note: SearchableModel, Equatable, Sendable {
         var id: Int?
         var title: String
@@ -13,6 +16,9 @@ struct SearchIndexTests {
         static var searchable: [SearchField<Note>] { [.field(\.title, weight: 2), .field(\.body)] }
     }
 
+    #if Macros
+    @RowCodable
+    #endif
     struct PlainNote: Model, Sendable {
         var id: Int?
         var title: String
