@@ -38,6 +38,10 @@ struct Page<Item: Codable>: Codable {
 @RowDecodable
 struct Total: Decodable { var customer: String; var amount: Double }
 
+// @RowCodable on a type that is only Decodable generates decoding only.
+@RowCodable
+struct Summary: Decodable { var customer: String; var orders: Int }
+
 @RowEncodable
 struct NewOrder: Encodable { var customer: String; var amount: Double? }
 
@@ -48,8 +52,9 @@ func use(_ db: SQLite.Database) throws {
     let decoder = SQLite.Decoder(db)
     let orders: [Order] = try decoder.decode([Order].self, using: "SELECT * FROM orders")
     let totals = try decoder.decode([Total].self, using: "SELECT customer, sum(amount) AS amount FROM orders GROUP BY customer")
+    let summaries: [any RowDecodable] = try decoder.decode([Summary].self, using: "SELECT customer, count(*) AS orders FROM orders GROUP BY customer")
     try SQLite.Encoder(db).encode(NewOrder(customer: "a", amount: nil), using: "INSERT INTO orders (customer, amount) VALUES (:customer, :amount)")
     _ = try db.save(Tagged(id: nil, tags: [], size: 1, flag: true))
     let keys: [any CodingKey] = Invoice.rowCodingKeys + Page<Int>.rowCodingKeys
-    print(orders.count, totals.count, keys.count)
+    print(orders.count, totals.count, summaries.count, keys.count)
 }

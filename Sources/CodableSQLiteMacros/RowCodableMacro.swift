@@ -41,7 +41,17 @@ public struct RowCodableMacro: ExtensionMacro {
                 "\(macro) applies to a struct; classes, enums and actors decode through plain Codable")))
             return []
         }
-        let parts = parts(of: node)
+        var parts = parts(of: node)
+        // `@RowCodable` on a type that says it is only `Decodable` (or only `Encodable`) generates
+        // that direction: the other would not compile.
+        let inherited = Set(structure.inheritanceClause?.inheritedTypes.map { $0.type.trimmedDescription } ?? [])
+        let codable = !inherited.isDisjoint(with: ["Codable", "Swift.Codable"])
+        let decodable = codable || !inherited.isDisjoint(with: ["Decodable", "Swift.Decodable"])
+        let encodable = codable || !inherited.isDisjoint(with: ["Encodable", "Swift.Encodable"])
+        if decodable != encodable {
+            parts.decoding = parts.decoding && decodable
+            parts.encoding = parts.encoding && encodable
+        }
         let members = structure.memberBlock.members.map(\.decl)
         if parts.decoding, let custom = members.first(where: { isFunction($0, named: "init", firstLabel: "from") }) {
             context.diagnose(Diagnostic(node: custom, message: RowCodableMessage(
@@ -98,7 +108,9 @@ public struct RowCodableMacro: ExtensionMacro {
                 }
                 """)
         }
-        let conformances = protocols.map(\.trimmedDescription)
+        let conformances = protocols.map(\.trimmedDescription).filter { name in
+            name.hasSuffix("RowDecodable") ? parts.decoding : name.hasSuffix("RowEncodable") ? parts.encoding : true
+        }
         let inheritance = conformances.isEmpty ? "" : ": " + conformances.joined(separator: ", ")
         let source: DeclSyntax = """
             extension \(type.trimmed)\(raw: inheritance) {
