@@ -65,6 +65,12 @@ public struct RowCodableMacro: ExtensionMacro {
                     + "which the generated code would not run; remove one of them")))
             return []
         }
+        if let conditional = members.first(where: declaresPropertiesConditionally) {
+            context.diagnose(Diagnostic(node: conditional, message: RowCodableMessage(
+                "\(macro) cannot tell which properties an #if block declares; declare stored properties outside #if, "
+                    + "or decode \(structure.name.text) through plain Codable")))
+            return []
+        }
         let codingKeyCases = declaredCodingKeys(in: members)
         var properties: [Property] = []
         for member in members {
@@ -130,6 +136,26 @@ public struct RowCodableMacro: ExtensionMacro {
             "\(property.name): row.\(property.isOptional ? "decodeIfPresent" : "decode")(at: \(index))"
         }
         return "try Self(\(arguments.joined(separator: ", ")))"
+    }
+
+    /// Whether `decl` is an `#if` block declaring stored instance properties (a macro sees no
+    /// build settings, so it cannot tell which of them exist).
+    static func declaresPropertiesConditionally(_ decl: DeclSyntax) -> Bool {
+        guard let conditional = decl.as(IfConfigDeclSyntax.self) else { return false }
+        return conditional.clauses.contains { clause in
+            guard case .decls(let members)? = clause.elements else { return false }
+            return members.contains { member in
+                guard let variable = member.decl.as(VariableDeclSyntax.self) else { return declaresPropertiesConditionally(member.decl) }
+                if variable.modifiers.contains(where: { $0.name.text == "static" || $0.name.text == "class" }) { return false }
+                return variable.bindings.contains { binding in
+                    switch binding.accessorBlock?.accessors {
+                    case nil: return true
+                    case .getter?: return false
+                    case .accessors(let list)?: return list.allSatisfy { ["willSet", "didSet"].contains($0.accessorSpecifier.text) }
+                    }
+                }
+            }
+        }
     }
 
     /// Whether the struct's body declares an initializer (then it has no memberwise one).
