@@ -17,12 +17,9 @@ struct RowKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtocol
         return column
     }
 
-    /// The column of a present, non-NULL value and its storage class; `nil` for a missing column or NULL.
     @inline(__always)
     private func presentColumn(_ key: Key) -> PresentColumn? {
-        guard let column = decoder.column(for: key) else { return nil }
-        let storageClass = decoder.statement.type(at: column)
-        return storageClass == .null ? nil : PresentColumn(column: column, storageClass: storageClass)
+        decoder.present(decoder.column(for: key))
     }
 
     func decodeNil(forKey key: Key) throws -> Bool {
@@ -97,12 +94,6 @@ struct RowKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtocol
         }
         return JSONTreeDecoder(value: .null, path: decoder.basePath.appending(key), context: decoder.context, column: 0)
     }
-}
-
-/// A column holding a value (not NULL), with its storage class.
-struct PresentColumn {
-    let column: Int32
-    let storageClass: StorageClass
 }
 
 /// Reads the columns of a row in order, for types that decode an unkeyed container from a

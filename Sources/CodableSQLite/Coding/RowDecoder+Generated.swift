@@ -2,12 +2,10 @@ import CodableModels
 import Foundation
 
 /// The columns of a ``RowDecodable`` type's properties in one statement's result, resolved once
-/// (key strategy and all) and kept by the statement's decoder while its column plan stands.
+/// (key strategy and all) and kept on the column plan they were resolved with.
 final class GeneratedColumns {
     let type: any RowDecodable.Type
     let typeID: ObjectIdentifier
-    /// The column plan the columns were resolved from: when the decoder's plan changes, so may they.
-    let plan: ColumnPlan
     let keys: [any CodingKey]
     /// The column of each property, -1 when the result has none.
     let columns: [Int32]
@@ -15,26 +13,25 @@ final class GeneratedColumns {
     init(type: any RowDecodable.Type, typeID: ObjectIdentifier, decoder: RowDecoder) {
         self.type = type
         self.typeID = typeID
-        plan = decoder.plan
         keys = type.rowCodingKeys
         columns = keys.map { decoder.resolveColumn(named: $0.stringValue) ?? -1 }
     }
 }
 
 extension RowDecoder {
-    /// The resolved columns when `T` has generated row decoding, `nil` for plain Codable. Kept
-    /// for the statement's next call, and so is a type's plainness: the conformance check is
-    /// made once per statement and type.
+    /// The resolved columns when `T` has generated row decoding, `nil` for plain Codable. The
+    /// column plan keeps them for the statement's next call, and so is a type's plainness: the
+    /// conformance check is made once per plan and type.
     func generatedColumns<T>(for type: T.Type) -> GeneratedColumns? {
         let typeID = ObjectIdentifier(T.self)
-        if let generated, generated.typeID == typeID, generated.plan === plan { return generated }
-        if plainRowType == typeID { return nil }
+        if let generated = plan.generated, generated.typeID == typeID { return generated }
+        if plan.plainRowType == typeID { return nil }
         guard let rowType = T.self as? any RowDecodable.Type else {
-            plainRowType = typeID
+            plan.plainRowType = typeID
             return nil
         }
         let columns = GeneratedColumns(type: rowType, typeID: typeID, decoder: self)
-        generated = columns
+        plan.generated = columns
         return columns
     }
 
@@ -97,13 +94,10 @@ struct SQLiteRowReader: RowReader {
         return column
     }
 
-    /// The column of a present, non-NULL value and its storage class; `nil` for a missing column or NULL.
     @inline(__always)
     private func presentColumn(_ index: Int) -> PresentColumn? {
         let column = columns[index]
-        guard column >= 0 else { return nil }
-        let storageClass = statement.type(at: column)
-        return storageClass == .null ? nil : PresentColumn(column: column, storageClass: storageClass)
+        return decoder.present(column >= 0 ? column : nil)
     }
 
     /// The key of the property at `index`, for errors. (Callers pass `{ key(index) }`: a closure
@@ -162,5 +156,4 @@ struct SQLiteRowReader: RowReader {
         guard let present = presentColumn(index) else { return nil }
         return try decoder.decodeValue(T.self, column: present.column, key: { key(index) })
     }
-
 }

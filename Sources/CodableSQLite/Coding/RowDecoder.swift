@@ -13,6 +13,10 @@ final class ColumnPlan {
     /// Keys in the order the decoded type asks for them, with their columns (-1: none).
     /// Unchecked: a plan is used by its statement's connection only, one thread at a time.
     @exclusivity(unchecked) var lookups: [(key: String, column: Int32)] = []
+    /// The columns of the last `RowDecodable` type decoded, and the last type found to decode
+    /// through plain Codable (see ``RowDecoder/generatedColumns(for:)``).
+    var generated: GeneratedColumns?
+    var plainRowType: ObjectIdentifier?
 
     init(statement: Statement, options: DecodingOptions, strategy: Int) {
         compilation = statement.compilation
@@ -39,6 +43,12 @@ final class ColumnPlan {
         if strategy != nil { statement.plans.columns = plan }
         return plan
     }
+}
+
+/// A column holding a value (not NULL), with its storage class.
+struct PresentColumn {
+    let column: Int32
+    let storageClass: StorageClass
 }
 
 /// The `Swift.Decoder` that reads a row straight from a prepared statement.
@@ -76,10 +86,6 @@ final class RowDecoder: Swift.Decoder {
     /// The coding keys the columns stand for, for `allKeys`.
     var columnKeys: [String] { Array(plan.columnByKey.keys) }
 
-    /// The generated columns of the last `RowDecodable` type decoded (``generatedColumns(for:)``).
-    var generated: GeneratedColumns?
-    /// The last type found to decode through plain Codable.
-    var plainRowType: ObjectIdentifier?
     /// How many rows the last call decoded: the next call's array starts with that capacity (a
     /// statement tends to return as many rows again), saving the copies of growing it.
     var lastRowCount = 0
@@ -205,6 +211,14 @@ final class RowDecoder: Swift.Decoder {
         plan.lookups.append((name, column ?? -1))
         lookupCursor = plan.lookups.count
         return column
+    }
+
+    /// `column` with its storage class when it holds a value; `nil` for a missing column or NULL.
+    @inline(__always)
+    func present(_ column: Int32?) -> PresentColumn? {
+        guard let column else { return nil }
+        let storageClass = statement.type(at: column)
+        return storageClass == .null ? nil : PresentColumn(column: column, storageClass: storageClass)
     }
 
     /// The column the key strategy gives the key `name`, or `nil` when the result has none.

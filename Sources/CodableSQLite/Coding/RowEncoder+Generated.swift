@@ -2,12 +2,10 @@ import CodableModels
 import Foundation
 
 /// The parameters of a ``RowEncodable`` type's properties in one statement, resolved once (key
-/// strategy and all) and kept on the statement while its parameter plan stands.
+/// strategy and all) and kept on the parameter plan they were resolved with.
 final class GeneratedParameters {
     let type: any RowEncodable.Type
     let typeID: ObjectIdentifier
-    /// The parameter plan they were resolved with (its key strategy and `ignoresUnusedProperties`).
-    let plan: ParameterPlan
     let keys: [any CodingKey]
     /// The parameter of each property; `nil` when the SQL has none.
     let targets: [ParameterTarget?]
@@ -15,7 +13,6 @@ final class GeneratedParameters {
     init(type: any RowEncodable.Type, typeID: ObjectIdentifier, encoder: RowEncoder) {
         self.type = type
         self.typeID = typeID
-        plan = encoder.plan
         keys = type.rowCodingKeys
         targets = keys.map { encoder.parameterTarget(for: $0) }
     }
@@ -23,18 +20,17 @@ final class GeneratedParameters {
 
 extension RowEncoder {
     /// The resolved parameters when `T` has generated row encoding, `nil` for plain Codable; the
-    /// statement keeps them, and a type's plainness, for its next row and call.
+    /// parameter plan keeps them, and a type's plainness, for the statement's next row and call.
     func generatedParameters<T>(for type: T.Type) -> GeneratedParameters? {
         let typeID = ObjectIdentifier(T.self)
-        let plans = statement.plans
-        if let generated = plans.generatedParameters, generated.typeID == typeID, generated.plan === plan { return generated }
-        if plans.plainEncodedType == typeID { return nil }
+        if let generated = plan.generated, generated.typeID == typeID { return generated }
+        if plan.plainEncodedType == typeID { return nil }
         guard let rowType = T.self as? any RowEncodable.Type else {
-            plans.plainEncodedType = typeID
+            plan.plainEncodedType = typeID
             return nil
         }
         let parameters = GeneratedParameters(type: rowType, typeID: typeID, encoder: self)
-        plans.generatedParameters = parameters
+        plan.generated = parameters
         return parameters
     }
 

@@ -14,6 +14,10 @@ final class ParameterPlan {
     /// Keys in the order values encode them, with their parameters (`nil`: none, ignored).
     /// Unchecked: a plan is used by its statement's connection only, one thread at a time.
     @exclusivity(unchecked) var lookups: [(key: String, target: ParameterTarget?)] = []
+    /// The parameters of the last `RowEncodable` type encoded, and the last type found to encode
+    /// through plain Codable (see ``RowEncoder/generatedParameters(for:)``).
+    var generated: GeneratedParameters?
+    var plainEncodedType: ObjectIdentifier?
 
     init(strategy: Int, ignoresUnusedProperties: Bool) {
         self.strategy = strategy

@@ -5,10 +5,6 @@ final class StatementPlans {
     var columns: ColumnPlan?
     /// Parameter lookups of the last encode.
     var parameters: ParameterPlan?
-    /// The parameters of the last `RowEncodable` type encoded, and the last type found to encode
-    /// through plain Codable (see ``RowEncoder/generatedParameters(for:)``).
-    var generatedParameters: GeneratedParameters?
-    var plainEncodedType: ObjectIdentifier?
     /// The decoder of the last decode with default options, kept with its keyed container for the
     /// next call (see ``RowDecoder/forRows(of:options:)``). It holds the statement: the statement's
     /// owner empties ``Statement/upperLayerCache`` before letting go of it, which ends this.
