@@ -87,7 +87,11 @@ let package = Package(
         // SQLite.Sync: both engines, so it is a module of its own (they do not import each other).
         .target(
             name: "CodableSync",
-            dependencies: ["CodableSQLite", .target(name: "CodablePostgres", condition: postgres)]
+            dependencies: [
+                "CodableSQLite", .target(name: "CodablePostgres", condition: postgres),
+                // The server's audit log (SyncAudit).
+                .product(name: "Logging", package: "swift-log", condition: postgres),
+            ]
         ),
         // SyncHTTPEndpoint's routes on a Hummingbird router (CodableSync has the endpoint itself).
         .target(
@@ -95,6 +99,8 @@ let package = Package(
             dependencies: [
                 .target(name: "CodableSync", condition: server),
                 .product(name: "Hummingbird", package: "hummingbird", condition: server),
+                // HTTPServerBuilder, for the sync server's HTTP/1.1 timeouts.
+                .product(name: "HummingbirdCore", package: "hummingbird", condition: server),
             ]
         ),
         // The main job's example program; `--postgres` needs the trait (swift run --traits Postgres todo …),

@@ -22,14 +22,12 @@ extension ServerLog {
     /// The epoch and the horizon, and whether a device that pulled up to `version` of this epoch
     /// is ahead of everything this log has ever issued (the server went back in time under it:
     /// that device alone starts over, so no client can make every device start over).
-    func epoch(after version: Int64, deviceEpoch: String?) async throws -> (epoch: String, horizon: Int64, ahead: Bool) {
-        try await db.inTransaction { tx in
-            let current = try await Self.epoch(tx)
-            guard version > 0, deviceEpoch == current.epoch,
-                  let last = try await tx.textRows("SELECT last_value::text FROM codablesync_changes_version_seq", []).first?.first,
-                  let issued = last.flatMap({ Int64($0) }) else { return (current.epoch, current.horizon, false) }
-            return (current.epoch, current.horizon, version > issued)
-        }
+    func epoch(after version: Int64, deviceEpoch: String?, in tx: Postgres.Transaction) async throws -> (epoch: String, horizon: Int64, ahead: Bool) {
+        let current = try await Self.epoch(tx)
+        guard version > 0, deviceEpoch == current.epoch,
+              let last = try await tx.textRows("SELECT last_value::text FROM codablesync_changes_version_seq", []).first?.first,
+              let issued = last.flatMap({ Int64($0) }) else { return (current.epoch, current.horizon, false) }
+        return (current.epoch, current.horizon, version > issued)
     }
 
     /// The horizon alone (a push's changes made over a version before it may link rows whose

@@ -163,9 +163,14 @@ struct ServerLog: Sendable {
     /// (``Change/isTop``, last, when fewer than `limit` changes are picked), read in the same
     /// snapshot, so that the device does not scan the changes left out again.
     ///
-    /// For an `account`, only the rows of its scope (``ServerScopes``), the deletes of rows it
-    /// could read when they went, and the removals of rows that left its scope, in one order.
-    func changes(after version: Int64, limit: Int, scoped: (scopes: ServerScopes, account: String)? = nil) async throws -> [Change] {
+    /// `version` and `limit` come from a request: below 0 they read as 0, and a limit as 1; no
+    /// arithmetic on them can overflow. Read in `db`: a pull's transaction, so that the log, the
+    /// epoch and the values are of one snapshot.
+    func changes(
+        after version: Int64, limit: Int, scoped: (scopes: ServerScopes, account: String)? = nil, in db: (any Postgres.Queryable)? = nil
+    ) async throws -> [Change] {
+        let db = db ?? self.db
+        let version = max(version, 0), limit = max(limit, 1)
         var arguments: [String?] = [String(version), String(limit)]
         func parameter(_ value: String) -> String {
             arguments.append(value)
@@ -186,7 +191,9 @@ struct ServerLog: Sendable {
             let newest = sizes.flatMap { $0.count > 1 ? $0[1].flatMap { Int64($0) } : nil } ?? 0
             let account = parameter(account)
             prefix = scopes.scope(account: arguments.count) + ", in_scope AS (SELECT DISTINCT tbl, id FROM scope),"
-            let inScope = roots * 8 < newest - version
+            // Both at least 0 here (counts, and versions clamped above): neither can overflow.
+            let (scaled, overflow) = roots.multipliedReportingOverflow(by: 8)
+            let inScope = !overflow && scaled < newest - min(version, newest)
                 ? """
                     SELECT c.version, c.tbl, c.id, c.deleted, 'change' AS kind FROM in_scope s CROSS JOIN LATERAL (
                         SELECT version, tbl, id, deleted FROM codablesync_changes c
@@ -229,9 +236,9 @@ struct ServerLog: Sendable {
 
     /// Where a push starts, decided in its transaction: see ``beginPush(_:_:upTo:)``.
     struct PushStart {
-        /// The push was applied before (its token is known): its first answer, to give again;
-        /// nothing of it is applied again.
-        var answer: SyncPushResult?
+        /// The push was applied before (its token is known): its first answer, to give again
+        /// (with the rows' values as they are now); nothing of it is applied again.
+        var answer: StoredAnswer?
         /// Entries up to this one were applied by an earlier send of the same push.
         let previous: Int64
         /// The id the push's changes are the device's under (a copy's new id).
@@ -270,16 +277,16 @@ struct ServerLog: Sendable {
         if let applied = try await tx.textRows(
             "SELECT device, answer FROM codablesync_pushes WHERE token = $1", [push.token]).first,
            applied.count == 2, let device = applied[0] {
-            let answer: SyncPushResult
+            let answer: StoredAnswer
             if let stored = applied[1] {
                 do {
-                    answer = try JSONDecoder().decode(SyncPushResult.self, from: Data(stored.utf8))
+                    answer = try StoredAnswer(text: stored)
                 } catch {
                     throw SQLite.Sync.Error(.corruptState, "the answer codablesync_pushes keeps for push \(push.token) is not a push's answer: \(error)")
                 }
             } else {
                 // Applied before answers were kept: only whether the device became a copy is known.
-                answer = SyncPushResult(device: device == push.device ? nil : device)
+                answer = StoredAnswer(SyncPushResult(device: device == push.device ? nil : device))
             }
             return PushStart(answer: answer, previous: .max, device: device, isNewDevice: false)
         }
@@ -315,10 +322,40 @@ struct ServerLog: Sendable {
         return start
     }
 
-    /// Keeps a push's answer with it (in its transaction), to give again when it is sent again.
+    /// Keeps a push's answer with it (in its transaction), to give again when it is sent again:
+    /// its shape, without the rows' values (which may be another account's, and are read again
+    /// for a replay, as the account may read them then).
     func recordAnswer(_ tx: Postgres.Transaction, token: String, _ answer: SyncPushResult) async throws {
-        let text = String(decoding: try JSONEncoder().encode(answer), as: UTF8.self)
-        try await tx.execute("UPDATE codablesync_pushes SET answer = $2 WHERE token = $1", token, text)
+        try await tx.execute("UPDATE codablesync_pushes SET answer = $2 WHERE token = $1", token, try StoredAnswer(answer).text())
+    }
+
+    /// A push's answer as the ledger keeps it: without values, with the places that had one.
+    struct StoredAnswer: Codable {
+        var answer: SyncPushResult
+        /// The conflicts and refusals whose answer carried the row's value.
+        var valuedConflicts: [Int]
+        var valuedRefusals: [Int]
+
+        init(_ answer: SyncPushResult) {
+            var stripped = answer
+            valuedConflicts = answer.conflicts.indices.filter { answer.conflicts[$0].value != nil }
+            valuedRefusals = answer.refused.indices.filter { answer.refused[$0].serverValue != nil }
+            for index in stripped.conflicts.indices { stripped.conflicts[index].value = nil }
+            for index in stripped.refused.indices { stripped.refused[index].serverValue = nil }
+            self.answer = stripped
+        }
+
+        /// The ledger's text: this form, or a whole answer (kept before values were left out).
+        init(text: String) throws {
+            let data = Data(text.utf8)
+            if let stored = try? JSONDecoder().decode(StoredAnswer.self, from: data) {
+                self = stored
+            } else {
+                self.init(try JSONDecoder().decode(SyncPushResult.self, from: data))
+            }
+        }
+
+        func text() throws -> String { String(decoding: try JSONEncoder().encode(self), as: UTF8.self) }
     }
 
     /// Of the rows of `table` (ids in the server's text, each with the version its change was

@@ -41,14 +41,17 @@ struct ServerPush {
     /// The account the push is on behalf of (``ServerScopes``); `nil`: a trusted caller, unscoped.
     let account: String?
     /// Rows the push may create, with the account each becomes (``authorize(_:)``).
-    private var claimed: [SyncedModel.Row: String] = [:]
+    var claimed: [SyncedModel.Row: String] = [:]
+    /// The rows each change's save may create inside its value (related values at any depth
+    /// that the server does not have), by the change's row: claimed only when it is applied.
+    var created: [SyncedModel.Row: Set<SyncedModel.Row>] = [:]
     /// Rows the account may read: only their refusals carry the server's value.
-    private var readable: Set<SyncedModel.Row> = []
+    var readable: Set<SyncedModel.Row> = []
     /// The newest version whose tombstone the server forgot: a change made over an older one may
     /// link rows deleted since without a trace but their absence.
     let horizon: Int64
     private(set) var conflicts: [SyncedModel.Row: SyncConflict] = [:]
-    private(set) var refused: [SyncedModel.Row: (reason: SyncRefusal.Reason, message: String)] = [:]
+    var refused: [SyncedModel.Row: (reason: SyncRefusal.Reason, message: String)] = [:]
     private(set) var droppedLinks: [SyncDroppedLink] = []
     /// Rows the server stores otherwise than the device pushed them (a merge, links dropped):
     /// logged again, after the push's own entries.
@@ -89,7 +92,7 @@ struct ServerPush {
         if account != nil {
             // Only what was written: a refused change's new rows stay no one's.
             let written = Set(changes.filter { refused[$0.row] == nil }.flatMap { change in
-                [change.row] + (change.value.map { change.model.related($0) } ?? [])
+                [change.row] + (created[change.row] ?? [])
             })
             let scopes = ServerScopes(models: models)
             for owner in Set(claimed.values) {
@@ -106,13 +109,13 @@ struct ServerPush {
     }
 
     /// A row named by its canonical id, as the server's tables name it (`id::text`).
-    private func serverRow(_ row: SyncedModel.Row) -> SyncedModel.Row {
+    func serverRow(_ row: SyncedModel.Row) -> SyncedModel.Row {
         SyncedModel.Row(table: row.table, id: models.first { $0.table == row.table }?.serverText(row.id) ?? row.id)
     }
 
     /// Refuses a change; a change refused already keeps its first reason (a `forbidden` one is
     /// never replaced by one that would tell the server's value).
-    private mutating func refuse(_ change: Change, _ reason: SyncRefusal.Reason, _ message: String) {
+    mutating func refuse(_ change: Change, _ reason: SyncRefusal.Reason, _ message: String) {
         if refused[change.row] == nil { refused[change.row] = (reason, message) }
     }
 
@@ -145,72 +148,6 @@ struct ServerPush {
             }
             return change
         }
-    }
-
-    /// With an account: refuses each change to a row outside its write scope (whatever else was
-    /// wrong with it: a value the server cannot decode is refused as `forbidden` too, so that
-    /// nothing tells whether the row exists), and each value that links a row the account cannot
-    /// read or that another account than the value's owner owns: a push cannot carry a row into a
-    /// structure (its own, or one shared with it) that would keep it after a share ends. Rows no
-    /// one has and no one owned are the push's to create: a row created inside another account's
-    /// value (an item added to a list shared with the pusher) belongs to that value's owner, the
-    /// others to the pushing account.
-    private mutating func authorize(_ changes: [Change]) async throws {
-        guard let account else { return }
-        var rows: Set<SyncedModel.Row> = []
-        for change in changes {
-            rows.insert(change.row)
-            if let value = change.value { rows.formUnion(change.model.related(value)) }
-        }
-        let scopes = ServerScopes(models: models)
-        let access = try await scopes.access(tx, account: account, rows: rows.map { (serverRow($0).table, serverRow($0).id) })
-        var existing: Set<SyncedModel.Row> = []
-        for model in models {
-            let outside = rows.filter { $0.table == model.table && access.inScope[serverRow($0)] == nil }
-            let found = try await scopes.existing(tx, model, ids: outside.map { serverRow($0).id })
-            existing.formUnion(outside.filter { found.contains(serverRow($0).id) })
-        }
-        /// Whether `row` is the push's to create: no one has it, no one owns it.
-        func isNew(_ row: SyncedModel.Row) -> Bool { !existing.contains(row) && access.owners[serverRow(row)] == nil }
-        var owners: [SyncedModel.Row: String] = [:]
-        for change in changes {
-            switch access.inScope[serverRow(change.row)] {
-            case true?:
-                readable.insert(change.row)
-            case false?:
-                readable.insert(change.row)
-                refused[change.row] = (.forbidden, "\(change.model.name) \(change.id) is shared with \(account) read-only")
-                continue
-            case nil:
-                guard isNew(change.row) else {
-                    refused[change.row] = (.forbidden, "\(change.model.name) \(change.id) is not \(account)'s to change")
-                    continue
-                }
-            }
-            guard refused[change.row] == nil, let value = change.value else { continue }
-            let owner = access.owners[serverRow(change.row)] ?? account
-            for related in change.model.related(value) {
-                if isNew(related) {
-                    // Created here: the linking value's owner's (an item added to a shared list is
-                    // the list owner's); a row also pushed on its own keeps the first owner found.
-                    if owners[related] == nil || owner != account { owners[related] = owner }
-                    continue
-                }
-                guard access.inScope[serverRow(related)] != nil else {
-                    refuse(change, .forbidden, "\(change.model.name) \(change.id) links \(related.table) \(related.id), which \(account) cannot read")
-                    break
-                }
-                guard access.owners[serverRow(related)] == owner else {
-                    refuse(change, .forbidden, """
-                        \(change.model.name) \(change.id) links \(related.table) \(related.id), which belongs to another account: \
-                        a value may link only its owner's rows
-                        """)
-                    break
-                }
-            }
-            if isNew(change.row), owners[change.row] == nil { owners[change.row] = account }
-        }
-        claimed = owners
     }
 
     /// Records the rows other writers changed after each change's base version (the push
@@ -297,7 +234,10 @@ struct ServerPush {
         let failures = first.isDelete ? try await delete(run) : try await save(run)
         for (change, error) in failures {
             guard let reason = SyncRefusal.reason(for: error) else { throw error }
-            refuse(change, reason, "the server refused \(change.model.name) \(change.id): \((error as? Postgres.Error)?.message ?? "\(error)")")
+            // On behalf of an account, without PostgreSQL's DETAIL: it may quote another
+            // account's row (the key a unique value clashed with).
+            let server = (error as? Postgres.Error).map { account == nil ? $0.message : $0.summary } ?? "\(error)"
+            refuse(change, reason, "the server refused \(change.model.name) \(change.id): \(server)")
         }
     }
 

@@ -51,7 +51,10 @@ struct SyncedModel: Sendable {
     /// keys, so that the server keeps the fields of a newer model that this one lacks.
     let keys: [String]
     /// The rows a value links (its relationships' related values), by table and canonical id.
-    let related: @Sendable (any Model & Sendable) -> [Row]
+    let related: @Sendable (any Model) -> [Row]
+    /// The related values a value holds (one step), each with its row: a graph save creates the
+    /// missing ones with what they link in turn (``ServerPush`` walks them for authorization).
+    let relatedValues: @Sendable (any Model) -> [(row: Row, value: any Model)]
     /// A value without its links to `rows`; `nil` when it cannot be without one of them (a
     /// non-optional to-one, a `let` property).
     let droppingLinks: @Sendable (any Model & Sendable, _ rows: Set<Row>) -> (any Model & Sendable)?
@@ -177,6 +180,11 @@ struct SyncedModel: Sendable {
         related = { value in
             relationships.flatMap { relationship in
                 relationship.related(value).map { Row(table: Swift.type(of: $0).tableName, id: Self.idText($0)) }
+            }
+        }
+        relatedValues = { value in
+            relationships.flatMap { relationship in
+                relationship.related(value).map { related in (Row(table: Swift.type(of: related).tableName, id: Self.idText(related)), related) }
             }
         }
         droppingLinks = { value, rows in

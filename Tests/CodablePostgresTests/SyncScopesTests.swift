@@ -177,13 +177,13 @@ struct SyncScopesTests {
         let garbled = try await push([SyncChange(table: Item.tableName, id: secret.id.uuidString, value: "\"x\"", seq: 1, version: 0)], as: alice)
         #expect(garbled.refused.map(\.reason) == [.forbidden])
         #expect(garbled.refused.first?.serverValue == nil)
-        // A value with another id inside, or linking a tombstone below the horizon: the same.
+        // A value with another id inside, or linking a row that is gone: the same.
         let wrongID = try await push([SyncChange(table: Item.tableName, id: secret.id.uuidString,
-                                                 value: try json(Item(id: UUID(), title: "x")), seq: 1, version: -1)], as: alice)
+                                                 value: try json(Item(id: UUID(), title: "x")), seq: 1, version: 0)], as: alice)
         #expect(wrongID.refused.map(\.reason) == [.forbidden] && wrongID.refused.first?.serverValue == nil)
         let overDeleted = try await push([SyncChange(table: List.tableName, id: privateList.id.uuidString,
                                                      value: try json(List(id: privateList.id, name: "x", items: [Item(id: UUID(), title: "gone")])),
-                                                     seq: 1, version: -1)], as: alice)
+                                                     seq: 1, version: 0)], as: alice)
         #expect(overDeleted.refused.map(\.reason) == [.forbidden] && overDeleted.refused.first?.serverValue == nil)
         #expect(!(try json(overDeleted)).contains("bob's"))
 

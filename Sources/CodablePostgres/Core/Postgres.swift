@@ -48,12 +48,16 @@ extension Postgres {
         public let message: String
         /// The statement that failed, when there was one.
         public let sql: String?
+        /// The server's message without its DETAIL (which may quote other rows' values, such as
+        /// the key a unique violation met): what may be told to someone who cannot read them.
+        package let summary: String
 
-        init(_ code: Code, sqlState: String? = nil, message: String, sql: String? = nil) {
+        init(_ code: Code, sqlState: String? = nil, message: String, sql: String? = nil, summary: String? = nil) {
             self.code = code
             self.sqlState = sqlState
             self.message = message
             self.sql = sql
+            self.summary = summary ?? message
         }
 
         /// `server error 23505: duplicate key value … (SQL: INSERT …)`
@@ -96,7 +100,8 @@ extension Postgres {
             if let failure = error as? PSQLError {
                 if let server = failure.serverInfo {
                     let state = server[.sqlState]
-                    var message = server[.message] ?? "\(failure.code)"
+                    let summary = server[.message] ?? "\(failure.code)"
+                    var message = summary
                     if let detail = server[.detail] { message += " (\(detail))" }
                     // 28…: invalid password or authorization; 08…: connection exceptions; 57P0…: the
                     // server is shutting down or ended this connection (pg_terminate_backend).
@@ -105,7 +110,7 @@ extension Postgres {
                     case let state? where state.hasPrefix("08") || state.hasPrefix("57P0"): .connection
                     default: .server
                     }
-                    return Postgres.Error(code, sqlState: state, message: message, sql: sql)
+                    return Postgres.Error(code, sqlState: state, message: message, sql: sql, summary: summary)
                 }
                 switch failure.code {
                 case .queryCancelled:
