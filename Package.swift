@@ -110,6 +110,8 @@ let package = Package(
             dependencies: [
                 "CodableSQLite", .target(name: "CodablePostgres", condition: postgres), .target(name: "CodableSync", condition: postgres),
                 .target(name: "CodableSyncHummingbird", condition: server),
+                // todo serve's audit log on standard error.
+                .product(name: "Logging", package: "swift-log", condition: postgres),
             ]
         ),
         // The soak test, outside `swift test`: swift run -c release soak [seconds].

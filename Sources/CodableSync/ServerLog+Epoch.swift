@@ -64,7 +64,11 @@ extension ServerLog {
                 -- Who could read them, and the removals before the horizon: a device behind it
                 -- starts over, which removes what is not in its scope any more.
                 audience AS (DELETE FROM codablesync_audience a USING gone g WHERE a.tbl = g.tbl AND a.id = g.id),
-                removals AS (DELETE FROM codablesync_removals WHERE version <= (SELECT max(version) FROM gone))
+                removals AS (DELETE FROM codablesync_removals WHERE version <= (SELECT max(version) FROM gone)),
+                -- The push ledger, with the same retention: each device's newest push stays (its
+                -- retry is the one that can still come), older ones go.
+                pushes AS (DELETE FROM codablesync_pushes p WHERE p.at < $1::timestamptz
+                           AND NOT EXISTS (SELECT 1 FROM codablesync_devices d WHERE d.token = p.token))
                 SELECT count(*)::text FROM gone
                 """, [cutoff]).first?.first
             return removed.flatMap { $0.flatMap { Int($0) } } ?? 0
@@ -83,8 +87,10 @@ extension Postgres.SyncServer {
     /// try await syncServer.compact(deletedBefore: Date.now.addingTimeInterval(-90 * 86_400))
     /// ```
     ///
-    /// Pushes keep their tokens and answers for good (one small row each), so a push sent again
-    /// at any time is still recognised.
+    /// The push ledger (each push's token and the shape of its answer, without values) is pruned
+    /// with the same cutoff, except each device's newest push: a device sends a push again until
+    /// it is answered, so its newest is the one a retry can name. A copy of a push older than the
+    /// cutoff that arrives again (a network's duplicate kept for that long) is not recognised.
     @discardableResult
     public func compact(deletedBefore date: Date) async throws -> Int {
         try await install()

@@ -25,8 +25,13 @@ struct ServerScopes: Sendable {
         try await tx.execute("CREATE TABLE IF NOT EXISTS codablesync_accounts (account text PRIMARY KEY, created timestamptz NOT NULL DEFAULT now())")
         try await tx.execute("""
             CREATE TABLE IF NOT EXISTS codablesync_tokens (
-                hash text PRIMARY KEY, account text NOT NULL REFERENCES codablesync_accounts ON DELETE CASCADE, expires timestamptz)
+                hash text PRIMARY KEY, account text NOT NULL REFERENCES codablesync_accounts ON DELETE CASCADE, expires timestamptz,
+                label text, created timestamptz NOT NULL DEFAULT now(), last_used timestamptz)
             """)
+        // A token's public id is left(hash, 12) (SyncServer+Tokens.swift); tables from before labels.
+        try await tx.execute("ALTER TABLE codablesync_tokens ADD COLUMN IF NOT EXISTS label text")
+        try await tx.execute("ALTER TABLE codablesync_tokens ADD COLUMN IF NOT EXISTS created timestamptz NOT NULL DEFAULT now()")
+        try await tx.execute("ALTER TABLE codablesync_tokens ADD COLUMN IF NOT EXISTS last_used timestamptz")
         try await tx.execute("CREATE TABLE IF NOT EXISTS codablesync_owners (tbl text, id text, account text NOT NULL, PRIMARY KEY (tbl, id))")
         try await tx.execute("CREATE INDEX IF NOT EXISTS codablesync_owners_account ON codablesync_owners (account)")
         try await tx.execute("""

@@ -47,9 +47,16 @@ public final class SyncHTTPEndpoint: Sendable {
         case unshare
         /// `GET`: the token's account, `{"account": name}`.
         case account
+        /// `GET`: the shares offered to the account and not accepted yet, `[SyncPendingShare]`
+        /// (see ``SyncHTTPEndpoint/sharesNeedAcceptance``).
+        case offers
+        /// `POST` ``ShareRequest`` (`account`: the offering owner): accepts an offered share.
+        case accept
+        /// `POST` ``ShareRequest`` (`account`: the offering owner): declines an offered share.
+        case decline
 
         /// The HTTP method.
-        public var method: String { self == .account ? "GET" : "POST" }
+        public var method: String { self == .account || self == .offers ? "GET" : "POST" }
         public var description: String { rawValue }
     }
 
@@ -108,6 +115,11 @@ public final class SyncHTTPEndpoint: Sendable {
     private let running = Locked<[RunningKey: Int]>([:])
     /// The caps this endpoint enforces.
     public let limits: Limits
+    /// Whether ``Route/share`` offers the share (``Postgres/SyncServer/offerShare(table:id:with:access:by:)``),
+    /// which reaches the other account only once it accepts (``Route/accept``), rather than
+    /// sharing at once. `false` by default: see ``Postgres/SyncServer/share(table:id:with:access:by:)``
+    /// for what protects an account from unwanted shares then.
+    public let sharesNeedAcceptance: Bool
 
     /// The largest body taken (64 MiB), read only once the request's token is accepted: a push
     /// of ``SyncPush/maximumChanges`` changes of ordinary values fits many times. A device's
@@ -183,12 +195,14 @@ public final class SyncHTTPEndpoint: Sendable {
     ///     throws is the server's failure (500, or 503 for a lost database). Defaults to the
     ///     server's accounts (``Postgres/SyncServer/addAccount(_:tokenLifetime:)``).
     ///   - limits: what one account may have under way at once (``Limits``).
+    ///   - sharesNeedAcceptance: whether a share reaches the other account only once it accepts.
     public init(
-        server: Postgres.SyncServer, limits: Limits = Limits(),
+        server: Postgres.SyncServer, limits: Limits = Limits(), sharesNeedAcceptance: Bool = false,
         authenticate: (@Sendable (_ bearerToken: String) async throws -> SyncAccount?)? = nil
     ) {
         self.server = server
         self.limits = limits
+        self.sharesNeedAcceptance = sharesNeedAcceptance
         self.authenticate = authenticate ?? { token in try await server.authenticate(token: token) }
         signals = CommitSignals(server: server)
     }
@@ -316,14 +330,32 @@ public final class SyncHTTPEndpoint: Sendable {
             guard request.table.utf8.count <= 255, request.id.utf8.count <= 1000, request.account.utf8.count <= 400 else {
                 throw SQLite.Sync.Error(.invalidArgument, "a share's table, id or account is longer than the protocol allows")
             }
-            if route == .share {
-                try await server.share(
-                    table: request.table, id: request.id, with: SyncAccount(request.account), access: request.access ?? .readWrite, by: account)
-            } else {
-                try await server.revokeShare(table: request.table, id: request.id, from: SyncAccount(request.account), by: account)
+            let other = SyncAccount(request.account)
+            switch route {
+            case .share where sharesNeedAcceptance:
+                try await server.offerShare(table: request.table, id: request.id, with: other, access: request.access ?? .readWrite, by: account)
+                return try Self.json(["shared": false, "offered": true])
+            case .share:
+                try await server.share(table: request.table, id: request.id, with: other, access: request.access ?? .readWrite, by: account)
+            default:
+                try await server.revokeShare(table: request.table, id: request.id, from: other, by: account)
             }
             signals.wake()
             return try Self.json(["shared": route == .share])
+        case .accept, .decline:
+            let request = try decode(ShareRequest.self, body, route)
+            guard request.table.utf8.count <= 255, request.id.utf8.count <= 1000, request.account.utf8.count <= 400 else {
+                throw SQLite.Sync.Error(.invalidArgument, "a share's table, id or account is longer than the protocol allows")
+            }
+            if route == .accept {
+                try await server.acceptShare(table: request.table, id: request.id, from: SyncAccount(request.account), as: account)
+                signals.wake()
+            } else {
+                try await server.declineShare(table: request.table, id: request.id, from: SyncAccount(request.account), as: account)
+            }
+            return try Self.json(["accepted": route == .accept])
+        case .offers:
+            return try Self.json(try await server.pendingShares(for: account))
         case .account:
             return try Self.json(["account": account.name])
         }

@@ -8,7 +8,8 @@ import HummingbirdCore
 extension RouterMethods {
     /// Serves sync over HTTP on this router: ``SyncHTTPEndpoint``'s routes under `path`
     /// (`POST /sync/push`, `POST /sync/pull`, `POST /sync/wait`, `POST /sync/share`,
-    /// `POST /sync/unshare`, `GET /sync/account`), each request's account named by its bearer
+    /// `POST /sync/unshare`, `GET /sync/account`, `GET /sync/offers`, `POST /sync/accept`,
+    /// `POST /sync/decline`), each request's account named by its bearer
     /// token. Serve it with ``HTTPServerBuilder/syncHTTP1`` for the timeouts a server facing the
     /// internet needs:
     ///

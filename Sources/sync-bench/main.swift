@@ -12,7 +12,11 @@
 //     rows and the two others pull them: syncs per second, and the CPU time of the PostgreSQL
 //     server's processes and of this process (the HTTP server and the devices) per sync;
 //  4. pushes while others pull: 8 tasks push 10 rows at a time while 8 others pull, for 10 s:
-//     each kind's rate and median and p99 request time.
+//     each kind's rate and median and p99 request time;
+//  5. one account floods: 8 tasks of one account send the largest pushes the protocol takes
+//     (SyncPush.maximumChanges changes each), as fast as they are answered, while a device of
+//     another account saves a row and syncs 20 times: its rounds' median and longest time, and
+//     how many of the flood's requests the server refused (429) or applied.
 //
 // Devices and server share this machine's cores: the numbers are a floor for a server of its own.
 import Foundation
@@ -21,6 +25,9 @@ import Foundation
 import CodableSync
 import CodableSyncHummingbird
 import Hummingbird
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 struct BenchNote: UUIDModel, Sendable {
     let id: UUID
@@ -100,7 +107,7 @@ func run(postgresURL: String) async throws {
     router.addSyncRoutes(SyncHTTPEndpoint(server: server))
     let (ports, portContinuation) = AsyncStream<Int>.makeStream()
     let app = Application(
-        router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+        router: router, server: .syncHTTP1, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
         onServerRunning: { channel in portContinuation.yield(channel.localAddress?.port ?? 0) })
     let serving = Task { try await app.run() }
     defer { serving.cancel() }
@@ -209,6 +216,51 @@ func run(postgresURL: String) async throws {
           + " (median \(milliseconds(percentile(pushes, 0.5))), p99 \(milliseconds(percentile(pushes, 0.99))))"
           + String(format: ", %.0f pulls/s", Double(pulls.count) / mixedSeconds)
           + " (median \(milliseconds(percentile(pulls, 0.5))), p99 \(milliseconds(percentile(pulls, 0.99))))")
+
+    // 5. One account floods, another syncs.
+    let flooder = try await server.addAccount("flood-\(run)"), victim = try await server.addAccount("victim-\(run)")
+    let victimDevice = try await device(url, token: victim.token)
+    try await victimDevice.sync.sync()
+    let floodEnd = Locked(false), floodCounts = Locked((applied: 0, refused: 0, failed: 0))
+    let flooding = Task {
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<8 {
+                group.addTask {
+                    while !floodEnd.withLock({ $0 }) {
+                        let changes = (0..<SyncPush.maximumChanges).map { index in
+                            let note = BenchNote(id: UUID(), title: "flood", body: body, n: index)
+                            return SyncChange(table: BenchNote.tableName, id: note.id.uuidString,
+                                              value: (try? JSONEncoder().encode(note)).map { String(decoding: $0, as: UTF8.self) },
+                                              seq: Int64(index + 1), version: 0)
+                        }
+                        var request = URLRequest(url: url.appendingPathComponent("push"))
+                        request.httpMethod = "POST"
+                        request.setValue("Bearer \(flooder.token)", forHTTPHeaderField: "Authorization")
+                        request.httpBody = try? JSONEncoder().encode(SyncPush(device: UUID().uuidString, token: UUID().uuidString, acknowledged: nil, changes: changes))
+                        let status = ((try? await URLSession.shared.data(for: request))?.1 as? HTTPURLResponse)?.statusCode ?? 0
+                        floodCounts.withLock { counts in
+                            if status == 200 { counts.applied += 1 } else if status == 429 { counts.refused += 1 } else { counts.failed += 1 }
+                        }
+                        if status == 429 { try? await Task.sleep(for: .milliseconds(50)) }
+                    }
+                }
+            }
+        }
+    }
+    // The flood under way first.
+    while floodCounts.withLock({ $0.applied + $0.refused + $0.failed }) == 0 { try await Task.sleep(for: .milliseconds(50)) }
+    var rounds: [Double] = []
+    for n in 0..<20 {
+        let started = ContinuousClock.now
+        _ = try await victimDevice.db.save(BenchNote(id: UUID(), title: "victim \(n)", body: body, n: n))
+        try await victimDevice.sync.sync()
+        rounds.append(seconds(ContinuousClock.now - started))
+    }
+    floodEnd.withLock { $0 = true }
+    await flooding.value
+    let counts = floodCounts.withLock { $0 }
+    print("one account floods (8 tasks, pushes of \(SyncPush.maximumChanges) changes): another account's round median \(milliseconds(percentile(rounds, 0.5))), "
+          + "longest \(milliseconds(rounds.max() ?? .nan)) (20 rounds); the flood: \(counts.applied) pushes applied, \(counts.refused) refused (429), \(counts.failed) failed")
     await postgres.close()
 }
 

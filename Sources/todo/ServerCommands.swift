@@ -7,12 +7,14 @@ import CodableSync
 #if Server
 import CodableSyncHummingbird
 import Hummingbird
+import Logging
 #endif
 
 /// The sync server's side of `todo`, and sharing:
 ///
 /// - `todo account add NAME --postgres URL`: an account on the server's database; its bearer token
-///   is the last line printed (`todo account token NAME` gives another).
+///   is the last line printed (`todo account token NAME` gives another; `tokens` lists them,
+///   `revoke` stops one, see ``accountUsage``).
 /// - `todo serve --postgres URL --port P [--host H]`: serves sync over HTTP until Ctrl-C.
 /// - `todo share LIST --with NAME [--read-only]` and `todo unshare LIST --with NAME`, with
 ///   `--server URL --token T`: share a list (and its tasks) with another account, or stop.
@@ -22,38 +24,102 @@ enum ServerCommands {
     static let models: [any (Model & Sendable).Type] = [TodoItem.self, TaskList.self]
     #endif
 
+    static let accountUsage = """
+        Usage (each with --postgres URL):
+          todo account add NAME [--lifetime DAYS]              create an account; its token is the last line
+          todo account token NAME [--label L] [--lifetime DAYS] another token (a new device)
+          todo account tokens NAME                             list its tokens (never the tokens themselves)
+          todo account revoke NAME TOKEN-ID (or --all)         stop accepting a token (or all of them)
+        DAYS: 1 to 36500, or never (default: 90).
+        """
+
     static func account(_ words: [String], _ arguments: Arguments) async throws {
-        guard words.count == 2, ["add", "token"].contains(words[0]) else {
-            throw TodoError(description: "Usage: todo account add NAME --postgres URL (or todo account token NAME --postgres URL).")
+        let shapes: [String: (words: Int, options: Set<String>)] = [
+            "add": (2, ["lifetime"]), "token": (2, ["label", "lifetime"]), "tokens": (2, []), "revoke": (arguments.flag("all") ? 2 : 3, ["all"]),
+        ]
+        guard let command = words.first, let shape = shapes[command], words.count == shape.words else {
+            throw TodoError(description: accountUsage)
         }
-        guard let url = arguments.value("postgres") else {
-            throw TodoError(description: "todo account needs the server's database: todo account \(words[0]) \(words[1]) --postgres URL")
+        try arguments.allowOnly(shape.options, for: "account \(command)")
+        guard let url = try arguments.postgresURL() else {
+            throw TodoError(description: """
+                todo account needs the server's database: todo account \(words.joined(separator: " ")) --postgres URL \
+                (or --postgres-file PATH, or TODO_POSTGRES_URL)
+                """)
         }
+        let account = words[1]
+        let lifetime = try lifetime(arguments)
         #if Postgres
         try await withSyncServer(url) { server in
-            let token: String
             do {
-                if words[0] == "add" {
-                    token = try await server.addAccount(words[1]).token
-                    print("Account \(words[1]) created. Its devices sync with: todo sync --server URL --token TOKEN, with this token:")
-                } else {
-                    token = try await server.issueToken(for: SyncAccount(words[1]))
-                    print("Another token for \(words[1]) (the others still work):")
+                switch command {
+                case "add":
+                    let token = try await server.addAccount(account, tokenLifetime: lifetime).token
+                    print("Account \(account) created. Its devices sync with: todo sync --server URL --token TOKEN, with this token:")
+                    print(token)
+                case "token":
+                    let token = try await server.issueToken(for: SyncAccount(account), label: arguments.value("label"), lifetime: lifetime)
+                    print("Another token for \(account) (the others still work):")
+                    print(token)
+                case "tokens":
+                    print(tokenTable(try await server.tokens(of: SyncAccount(account)), of: account))
+                default:
+                    if arguments.flag("all") {
+                        try await server.revokeTokens(of: SyncAccount(account))
+                        print("Every token of \(account) is revoked: its devices need a new one (todo account token \(account)).")
+                    } else {
+                        try await server.revokeToken(id: words[2], of: SyncAccount(account))
+                        print("The token \(words[2]) of \(account) is revoked; its other tokens still work.")
+                    }
                 }
             } catch let error as SQLite.Sync.Error {
-                throw TodoError(description: error.message)
+                let hint = command == "revoke" && error.message.contains("no token") ? " (todo account tokens \(account) lists its tokens)" : ""
+                throw TodoError(description: error.message + hint)
             }
-            print(token)
         }
         #else
-        _ = url
+        _ = (url, account, lifetime)
         throw needsTrait("todo account", trait: "Postgres")
         #endif
     }
 
+    /// `--lifetime DAYS` as a token lifetime: 90 days when absent, `nil` for `never`.
+    private static func lifetime(_ arguments: Arguments) throws -> Duration? {
+        guard let text = arguments.value("lifetime") else { return .seconds(90 * 86_400) }
+        if text == "never" { return nil }
+        guard let days = Int(text), (1...36_500).contains(days) else {
+            throw TodoError(description: "--lifetime is a number of days from 1 to 36500, or never, not '\(text)'.")
+        }
+        return .seconds(days * 86_400)
+    }
+
+    #if Postgres
+    /// The tokens as a table: id, label, created, expires, last used.
+    static func tokenTable(_ tokens: [SyncTokenInfo], of account: String) -> String {
+        guard !tokens.isEmpty else { return "\(account) has no tokens (todo account token \(account) issues one)." }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyy-MM-dd HH:mm"
+        let now = Date()
+        let rows = [["ID", "LABEL", "CREATED (UTC)", "EXPIRES", "LAST USED"]] + tokens.map { token in
+            [token.id, token.label?.escapingControlCharacters ?? "-", formatter.string(from: token.created),
+             token.expires.map { (token.isExpired(at: now) ? "expired " : "") + formatter.string(from: $0) } ?? "never",
+             token.lastUsed.map { formatter.string(from: $0) } ?? "never"]
+        }
+        let widths = (0..<5).map { column in rows.map { $0[column].count }.max() ?? 0 }
+        return rows.map { row in
+            zip(row, widths).map { $0.padding(toLength: $1, withPad: " ", startingAt: 0) }.joined(separator: "  ")
+                .trimmingCharacters(in: .whitespaces)
+        }.joined(separator: "\n")
+    }
+    #endif
+
     static func serve(_ arguments: Arguments) async throws {
-        guard let url = arguments.value("postgres") else {
-            throw TodoError(description: "todo serve needs the server's database: todo serve --postgres URL --port 8080")
+        guard let url = try arguments.postgresURL() else {
+            throw TodoError(description: """
+                todo serve needs the server's database: todo serve --postgres URL --port 8080 (or --postgres-file PATH, or TODO_POSTGRES_URL)
+                """)
         }
         let portText = arguments.value("port") ?? "8080"
         guard let port = Int(portText), (0...65_535).contains(port) else {
@@ -62,6 +128,8 @@ enum ServerCommands {
         let host = arguments.value("host") ?? "127.0.0.1"
         #if Server
         guard #available(macOS 14, iOS 17, tvOS 17, *) else { throw TodoError(description: "todo serve needs macOS 14 or later.") }
+        // The audit log (refused tokens, shares, revokes) on standard error; once per process.
+        LoggingSystem.bootstrap(StreamLogHandler.standardError)
         try await withSyncServer(url) { server in
             let router = Router()
             router.addSyncRoutes(SyncHTTPEndpoint(server: server))

@@ -46,14 +46,14 @@ struct SyncSecurityTests {
 
     /// A sync server over HTTP on 127.0.0.1 with these limits, until `body` returns.
     static func withHTTPServer(
-        limits: SyncHTTPEndpoint.Limits = .init(),
+        limits: SyncHTTPEndpoint.Limits = .init(), sharesNeedAcceptance: Bool = false,
         _ body: (_ server: Postgres.SyncServer, _ url: URL, _ postgres: Postgres.Database) async throws -> Void
     ) async throws {
         guard #available(macOS 14, iOS 17, tvOS 17, *) else { return }
         let postgres = try await TestServer.shared.freshDatabase()
         let server = try Postgres.SyncServer(database: postgres, models: Self.models)
         let router = Router()
-        router.addSyncRoutes(SyncHTTPEndpoint(server: server, limits: limits))
+        router.addSyncRoutes(SyncHTTPEndpoint(server: server, limits: limits, sharesNeedAcceptance: sharesNeedAcceptance))
         let (ports, portContinuation) = AsyncStream<Int>.makeStream()
         let app = Application(
             router: router, server: .syncHTTP1, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
@@ -279,6 +279,37 @@ struct SyncSecurityTests {
             #expect(refused?.json["error"] as? String == "tooManyRequests")
             let other = try await Self.request(url, "wait", token: bob.token, body: #"{"after": 0, "timeout": 1}"#)
             #expect(other.status == 200)
+        }
+    }
+
+    @Test("shares by invitation over HTTP: an offered list reaches the other account only once it accepts; a declined one never")
+    func sharesByInvitation() async throws {
+        try await Self.withHTTPServer(sharesNeedAcceptance: true) { server, url, _ in
+            let alice = try await server.addAccount("alice"), bob = try await server.addAccount("bob")
+            let list = List(id: UUID(), name: "offered", items: [Item(id: UUID(), title: "offered item")])
+            let other = List(id: UUID(), name: "declined", items: [])
+            _ = try await server.push(Self.push([
+                (List.tableName, list.id, try Self.json(list)), (List.tableName, other.id, try Self.json(other)),
+            ]), as: alice.account)
+            for shared in [list, other] {
+                let offered = try await Self.request(url, "share", token: alice.token, body: #"{"table": "\#(List.tableName)", "id": "\#(shared.id)", "account": "bob"}"#)
+                #expect(offered.status == 200 && offered.json["offered"] as? Bool == true)
+            }
+            #expect(try await Self.pulledIDs(server, bob.account).isEmpty)
+            var request = URLRequest(url: url.appendingPathComponent("offers"))
+            request.setValue("Bearer \(bob.token)", forHTTPHeaderField: "Authorization")
+            let (data, _) = try await URLSession.shared.data(for: request)
+            let offers = try JSONDecoder().decode([SyncPendingShare].self, from: data)
+            #expect(Set(offers.map(\.id)) == [list.id.uuidString.lowercased(), other.id.uuidString.lowercased()] || Set(offers.map(\.id)) == [list.id.uuidString, other.id.uuidString])
+            let accepted = try await Self.request(url, "accept", token: bob.token, body: #"{"table": "\#(List.tableName)", "id": "\#(list.id)", "account": "alice"}"#)
+            #expect(accepted.status == 200)
+            let declined = try await Self.request(url, "decline", token: bob.token, body: #"{"table": "\#(List.tableName)", "id": "\#(other.id)", "account": "alice"}"#)
+            #expect(declined.status == 200)
+            #expect(try await Self.pulledIDs(server, bob.account) == [list.id.uuidString, list.items[0].id.uuidString])
+            // Accepting what was not offered changes nothing.
+            let forged = try await Self.request(url, "accept", token: bob.token, body: #"{"table": "\#(List.tableName)", "id": "\#(other.id)", "account": "alice"}"#)
+            #expect(forged.status != 200)
+            #expect(try await Self.pulledIDs(server, bob.account).count == 2)
         }
     }
 }
