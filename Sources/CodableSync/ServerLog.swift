@@ -223,7 +223,7 @@ struct ServerLog: Sendable {
                 SELECT greatest((SELECT max(version) FROM codablesync_changes), (SELECT max(version) FROM codablesync_removals)),
                        '', '', false, 'top', 1
                 WHERE (SELECT count(*) FROM picked) < $2::int
-            ) y WHERE version IS NOT NULL ORDER BY part, version
+            ) y WHERE y.version IS NOT NULL ORDER BY y.part, y.version
             """, arguments)
         return try rows.map { row in
             guard row.count == 5, let version = row[0].flatMap({ Int64($0) }), let table = row[1], let id = row[2],

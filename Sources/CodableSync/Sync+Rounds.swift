@@ -18,11 +18,13 @@ extension SQLite.Sync {
         var resend = state.token.flatMap { token in state.tokenUpTo.map { (token: token, upTo: $0) } }
         // Sent again whole, whatever the batch size is now: a part of it under its token would
         // get the whole push's answer, and the rest would be sent again as new changes.
-        var entries = try await outbox.pending(limit: resend == nil ? batchSize : Int.max, upTo: resend?.upTo)
+        // A push carries at most what the protocol takes (SyncPush.maximumChanges).
+        let pushSize = min(batchSize, SyncPush.maximumChanges)
+        var entries = try await outbox.pending(limit: resend == nil ? pushSize : Int.max, upTo: resend?.upTo)
         if resend != nil, entries.isEmpty {
             try await outbox.forgetToken()
             resend = nil
-            entries = try await outbox.pending(limit: batchSize)
+            entries = try await outbox.pending(limit: pushSize)
         }
         guard let last = entries.last else { return false }
         publish(.pushing(entries.count))
@@ -48,7 +50,9 @@ extension SQLite.Sync {
             let skipped = try await outbox.skipped(in: model.table)
             for (id, entry) in rowsOfModel.sorted(by: { $0.value.seq < $1.value.seq }) {
                 // A server change a pull left alone for this row is overwritten by this push.
-                let base = skipped[id].map { min(pulled, $0 - 1) } ?? pulled
+                // (Versions are 1 or more, as answers are checked; one kept by an older version
+                // of this code is clamped rather than trusted.)
+                let base = skipped[id].map { min(pulled, max($0, 1) - 1) } ?? pulled
                 changes.append(SyncChange(
                     table: model.table, id: id, value: try values[id].map(model.encode), seq: entry.seq, version: base,
                     fields: entry.fields?.sorted(), keys: values[id] == nil ? nil : model.keys))
@@ -63,7 +67,11 @@ extension SQLite.Sync {
         }
         let token: String
         if let resend { token = resend.token } else { token = try await outbox.recordToken(upTo: last.seq) }
-        let result = try await transport.push(SyncPush(device: state.device, token: token, acknowledged: state.acknowledged, changes: changes))
+        let push = SyncPush(device: state.device, token: token, acknowledged: state.acknowledged, changes: changes)
+        let result = try await transport.push(push)
+        // Nothing of an answer that breaks the protocol is applied: the push stays recorded under
+        // its token, and is sent again.
+        try result.validate(for: push)
         // Refused changes stay here with their reasons, the device's value as it was sent.
         let sent = Dictionary(changes.map { (SyncedModel.Row(table: $0.table, id: $0.id), $0.value) }, uniquingKeysWith: { _, last in last })
         let refused = result.refused.compactMap { refusal -> (model: SyncedModel, row: LocalOutbox.Refused)? in
@@ -84,7 +92,7 @@ extension SQLite.Sync {
                                        wasMerged: conflict.merged, losingJSON: conflict.lostHere ? nil : conflict.value)))
         }
         // After a push sent again, the entries made since come next.
-        return resend != nil || entries.count == batchSize
+        return resend != nil || entries.count == pushSize
     }
 
     /// Pulls and applies the next server changes (one batch); `false` when there were none.
@@ -93,6 +101,8 @@ extension SQLite.Sync {
         let device = try await outbox.state().device
         let epoch = try await outbox.stateValue("epoch")
         let result = try await transport.pull(SyncPull(device: device, after: after, limit: batchSize, epoch: epoch, startsOver: true))
+        // Before anything of it is applied (its epoch included).
+        try result.validate(after: after, limit: batchSize)
         let restarting = try await outbox.startingOver()
         if try await startOverIfNeeded(after: after, known: epoch, restarting: restarting, result) { return true }
         guard result.version > after || restarting != nil else { return false }

@@ -133,6 +133,15 @@ extension SQLite {
                 public static let unauthorized = Code("unauthorized")
                 /// The account may not do this (share a row it does not own).
                 public static let forbidden = Code("forbidden")
+                /// The server's answer broke the protocol (a hostile or broken server): a number
+                /// or size out of bounds, a row the request did not name, an answer too large, a
+                /// redirect to another origin. Nothing of it was applied; the device's database
+                /// and its changes not pushed yet are as they were, and the next round asks again.
+                ///
+                /// ```swift
+                /// do { try await sync.sync() } catch SQLite.Sync.Error.Code.invalidAnswer { print("a bad server") }
+                /// ```
+                public static let invalidAnswer = Code("invalidAnswer")
                 public var description: String { name }
                 /// Whether `error` is a ``SQLite/Sync/Error`` with this code.
                 public static func ~= (code: Code, error: any Swift.Error) -> Bool { (error as? SQLite.Sync.Error)?.code == code }

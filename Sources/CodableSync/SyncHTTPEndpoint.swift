@@ -369,8 +369,16 @@ public final class SyncHTTPEndpoint: Sendable {
         }
     }
 
+    /// Answers' JSON with sorted keys: the same answer is the same bytes (an answer that differed
+    /// by its keys' order alone would tell two cases apart).
+    private static func answerEncoder() -> JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return encoder
+    }
+
     private static func json(_ value: some Encodable, status: Int = 200) throws -> Response {
-        Response(status: status, body: try JSONEncoder().encode(value))
+        Response(status: status, body: try answerEncoder().encode(value))
     }
 
     /// An error as its status and body; a server-side failure says no more than its kind.
@@ -398,7 +406,7 @@ public final class SyncHTTPEndpoint: Sendable {
         default:
             (status, code, message) = (500, "serverError", "the sync server failed to answer; try again later")
         }
-        let body = (try? JSONEncoder().encode(Failure(error: code, message: message))) ?? Data()
+        let body = (try? answerEncoder().encode(Failure(error: code, message: message))) ?? Data()
         return Response(status: status, body: body)
     }
 }

@@ -1,5 +1,4 @@
 #if Postgres
-import CodablePostgres
 import Foundation
 
 /// A pushed change the server refused for good: applying it again as it is would fail again (a
@@ -70,24 +69,6 @@ public struct SyncRefusal: Codable, Sendable, Hashable {
         self.reason = reason
         self.message = message
         self.serverValue = serverValue
-    }
-
-    /// The reason for a PostgreSQL error that applying the change again would meet again, `nil`
-    /// for one that may pass later (a lost connection, a deadlock, a serialization failure, a
-    /// table the server lacks): that fails the whole push, which the device sends again.
-    static func reason(for error: any Swift.Error) -> Reason? {
-        guard let error = error as? Postgres.Error, error.code == .server, let state = error.sqlState else { return nil }
-        switch state {
-        case "23514": return .checkViolation
-        case "23502": return .notNull
-        case "23505": return .uniqueClash
-        case "23503": return .foreignKey
-        case "22001", "22003", "54000": return .tooLarge
-        case "P0001": return .serverRule
-        case _ where state.hasPrefix("22"): return .invalidValue
-        case _ where state.hasPrefix("23"): return .constraint
-        default: return nil
-        }
     }
 }
 

@@ -1,4 +1,5 @@
 import CodableSQLite
+import Foundation
 
 /// The command line, parsed by hand: `todo` needs no argument-parsing package, so building it
 /// builds nothing but CodableSQLite.
@@ -13,8 +14,15 @@ struct Arguments {
     private var flags: Set<String> = []
 
     /// The options that take a value, and the flags (no value), that any command accepts.
-    static let valueOptions: Set<String> = ["database", "postgres", "due", "times", "list", "server", "token", "port", "host", "with"]
-    static let flagOptions: Set<String> = ["pending", "live", "help", "read-only"]
+    static let valueOptions: Set<String> = [
+        "database", "postgres", "postgres-file", "due", "times", "list", "server", "token", "token-file", "port", "host", "with",
+        "label", "lifetime",
+    ]
+    static let flagOptions: Set<String> = ["pending", "live", "help", "read-only", "allow-insecure-http", "all"]
+    /// The options of the sync's way to the server (`todo sync`, `share`, `unshare`).
+    static let serverOptions: Set<String> = ["server", "token", "token-file", "allow-insecure-http"]
+    /// The environment, for the values an option may also come from.
+    var environment = ProcessInfo.processInfo.environment
 
     init(_ words: [String]) throws {
         var index = 0
@@ -57,10 +65,56 @@ struct Arguments {
     func value(_ name: String) -> String? { values[name] }
     func flag(_ name: String) -> Bool { flags.contains(name) }
 
+    /// The PostgreSQL server's URL: `--postgres URL`, or the first line of `--postgres-file PATH`,
+    /// or else (without `--database` or `--server`) the environment's `TODO_POSTGRES_URL`; `nil`
+    /// for none (the SQLite file). A file keeps the password out of the command line, which other
+    /// users of the machine can read (`ps`). Every command that reads `--postgres` reads it here.
+    ///
+    /// ```swift
+    /// if let url = try arguments.postgresURL() { … }
+    /// ```
+    func postgresURL() throws -> String? {
+        if let url = try secret("postgres", file: "postgres-file", what: "the PostgreSQL URL") { return url }
+        if values["database"] != nil || values["server"] != nil { return nil }
+        return environment["TODO_POSTGRES_URL"].flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    /// The sync server's URL: `--server URL`, or the environment's `TODO_SYNC_SERVER` when neither
+    /// `--server` nor a PostgreSQL URL is given on the command line.
+    func syncServer() -> String? {
+        if let server = values["server"] { return server }
+        if values["postgres"] != nil || values["postgres-file"] != nil { return nil }
+        return environment["TODO_SYNC_SERVER"].flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    /// The account's bearer token: `--token TOKEN`, the first line of `--token-file PATH`, or the
+    /// environment's `TODO_SYNC_TOKEN`. (A token on the command line is visible to the machine's
+    /// other users, in `ps`; a file or the environment is not.)
+    func syncToken() throws -> String? {
+        if let token = try secret("token", file: "token-file", what: "the token") { return token }
+        return environment["TODO_SYNC_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    /// `--name VALUE`, or the first line (trimmed) of the file `--file PATH`; not both.
+    private func secret(_ name: String, file: String, what: String) throws -> String? {
+        guard let path = values[file] else { return values[name] }
+        guard values[name] == nil else { throw TodoError(description: "Give --\(name) or --\(file), not both.") }
+        let data: Data
+        do {
+            data = try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            throw TodoError(description: "Cannot read \(what) from --\(file) \(path): \(error.localizedDescription)")
+        }
+        let line = String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
+        let value = line.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !value.isEmpty else { throw TodoError(description: "The first line of \(path) (--\(file)) is empty: it must be \(what).") }
+        return value
+    }
+
     /// Refuses options the command does not use (`todo add x --times 3`).
     func allowOnly(_ names: Set<String>, for command: String) throws {
         let given = Set(values.keys).union(flags).subtracting(["help"])
-        if let extra = given.subtracting(names).subtracting(["database", "postgres"]).sorted().first {
+        if let extra = given.subtracting(names).subtracting(["database", "postgres", "postgres-file"]).sorted().first {
             throw TodoError(description: "todo \(command) does not take --\(extra). See todo --help.")
         }
     }
@@ -85,6 +139,11 @@ struct Arguments {
                                          list's changes, receive the account's and what is shared
                                          with it. The file keeps working offline. --live: as
                                          changes happen, until Ctrl-C.
+                                         --token-file PATH (its first line) or TODO_SYNC_TOKEN
+                                         instead of --token keeps the token out of ps; the
+                                         server may come from TODO_SYNC_SERVER. The URL is
+                                         https://, or http:// to this machine only, unless
+                                         --allow-insecure-http (the token goes in clear).
           todo sync --postgres URL [--live]
                                          The same, straight to a PostgreSQL server, without
                                          accounts (needs the Postgres trait, as --postgres does).
@@ -93,9 +152,15 @@ struct Arguments {
                                          another account; todo unshare LIST --with ACCOUNT … ends it.
 
         The sync server (needs the Server trait: swift run --traits Server todo …):
-          todo account add NAME --postgres URL
+          todo account add NAME [--lifetime DAYS|never] --postgres URL
                                          Create an account; its token is the last line printed
-                                         (todo account token NAME gives another).
+                                         (tokens last 90 days unless told).
+          todo account token NAME [--label L] [--lifetime DAYS|never] --postgres URL
+                                         Another token (a new device).
+          todo account tokens NAME --postgres URL
+                                         List its tokens: id, label, created, expires, last used.
+          todo account revoke NAME TOKEN-ID|--all --postgres URL
+                                         Stop accepting a token (or every token of the account).
           todo serve --postgres URL [--port P] [--host H]
                                          Serve sync over HTTP (default 127.0.0.1:8080) until Ctrl-C.
 
@@ -104,6 +169,8 @@ struct Arguments {
           --postgres URL                 Keep the list on this PostgreSQL server instead
                                          (postgres://user:password@host:port/database; needs a
                                          build with the trait: swift run --traits Postgres todo …).
+          --postgres-file PATH           The same, from the file's first line (or give the URL in
+                                         TODO_POSTGRES_URL): no password on the command line.
           -h, --help                     Show this help.
 
         DATE: \(DueDate.accepted).

@@ -134,7 +134,7 @@ enum ServerCommands {
             let router = Router()
             router.addSyncRoutes(SyncHTTPEndpoint(server: server))
             let app = Application(
-                router: router, configuration: .init(address: .hostname(host, port: port), serverName: "todo"),
+                router: router, server: .syncHTTP1, configuration: .init(address: .hostname(host, port: port), serverName: "todo"),
                 onServerRunning: { channel in
                     let bound = channel.localAddress?.port ?? port
                     say("Serving sync on http://\(host):\(bound) (devices: todo sync --server http://\(host):\(bound) --token TOKEN). Ctrl-C stops.")
@@ -166,11 +166,11 @@ enum ServerCommands {
         do {
             if revoke {
                 try await transport.revokeShare(list, from: SyncAccount(name))
-                print("The list \(list.name) is no longer shared with \(name); it leaves their devices at their next sync.")
+                print("The list \(list.name.escapingControlCharacters) is no longer shared with \(name.escapingControlCharacters); it leaves their devices at their next sync.")
             } else {
                 let access: SyncAccess = arguments.flag("read-only") ? .read : .readWrite
                 try await transport.share(list, with: SyncAccount(name), access: access)
-                print("Shared the list \(list.name) (\(list.tasks.count) task\(list.tasks.count == 1 ? "" : "s")) with \(name)"
+                print("Shared the list \(list.name.escapingControlCharacters) (\(list.tasks.count) task\(list.tasks.count == 1 ? "" : "s")) with \(name.escapingControlCharacters)"
                       + (access == .read ? ", read-only." : ", who can change it too."))
             }
         } catch let error as SQLite.Sync.Error {

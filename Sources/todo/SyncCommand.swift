@@ -11,10 +11,15 @@ import CodableSync
 /// file without a network, and a sync pushes them and pulls the rest. Two `todo`s on two files
 /// (two machines) converge through one server. `--live` keeps syncing as changes happen, until
 /// Ctrl-C.
+///
+/// The token may come from `--token-file PATH` or `TODO_SYNC_TOKEN` (out of `ps`), the server
+/// from `TODO_SYNC_SERVER`, the PostgreSQL URL from `--postgres-file PATH` or
+/// `TODO_POSTGRES_URL`. What it prints of synced text (titles, the server's messages) has its
+/// control characters escaped.
 enum SyncCommand {
     static func run(_ arguments: Arguments) async throws {
-        let postgresURL = arguments.value("postgres"), serverURL = arguments.value("server")
-        if postgresURL != nil && serverURL != nil { throw TodoError(description: "Give --server or --postgres, not both.") }
+        let postgresURL = try arguments.postgresURL(), serverURL = arguments.syncServer()
+        if postgresURL != nil && serverURL != nil { throw TodoError(description: "Give --server or --postgres (or TODO_SYNC_SERVER or TODO_POSTGRES_URL), not both.") }
         guard let url = postgresURL ?? serverURL else {
             throw TodoError(description: "todo sync needs the server to sync with: todo sync --server http://HOST:PORT --token TOKEN (or --postgres URL)")
         }
@@ -41,19 +46,22 @@ enum SyncCommand {
     }
 
     #if Postgres
-    /// The way to `todo serve` that `--server URL --token T` name (the routes are under `/sync`).
+    /// The way to `todo serve` that `--server URL --token T` name (the routes are under `/sync`;
+    /// `--token-file`, `TODO_SYNC_TOKEN` and `TODO_SYNC_SERVER` too, and `--allow-insecure-http`).
     static func transport(_ arguments: Arguments) throws -> HTTPSyncTransport {
-        guard let text = arguments.value("server") else {
-            throw TodoError(description: "This needs the sync server: --server http://HOST:PORT --token TOKEN")
+        guard let text = arguments.syncServer() else {
+            throw TodoError(description: "This needs the sync server: --server http://HOST:PORT --token TOKEN (or TODO_SYNC_SERVER)")
         }
-        guard let token = arguments.value("token"), !token.isEmpty else {
-            throw TodoError(description: "--server needs the account's token: --token TOKEN (todo account add NAME prints it)")
+        guard let token = try arguments.syncToken(), !token.isEmpty else {
+            throw TodoError(description: """
+                --server needs the account's token: --token TOKEN, --token-file PATH or TODO_SYNC_TOKEN (todo account add NAME prints it)
+                """)
         }
         guard var url = URL(string: text), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme), url.host != nil else {
             throw TodoError(description: "--server must be an http:// or https:// URL, such as http://localhost:8080, not '\(text)'.")
         }
         if url.path.isEmpty || url.path == "/" { url.appendPathComponent("sync") }
-        return HTTPSyncTransport(server: url, token: token)
+        return HTTPSyncTransport(server: url, token: token, allowsInsecureHTTP: arguments.flag("allow-insecure-http"))
     }
     #endif
 
@@ -69,6 +77,8 @@ enum SyncCommand {
             throw TodoError(description: "The sync did not finish (your changes are kept and go with the next one): \(error)")
         } catch let error as SQLite.Sync.Error where error.code == .unauthorized {
             throw TodoError(description: "\(error.message.prefix(1).uppercased())\(error.message.dropFirst()). Ask for a new token (todo account token NAME).")
+        } catch let error as SQLite.Sync.Error where error.code == .invalidAnswer || error.code == .invalidArgument {
+            throw TodoError(description: "The sync did not finish (your changes are kept): \(error.message)")
         }
         guard !quiet else { return }
         var pushed = 0, pulled = 0
@@ -77,7 +87,7 @@ enum SyncCommand {
             case .pushing(let count): pushed += count
             case .pulling(let count): pulled += count
             case .conflict(let conflict): print(describe(conflict))
-            case .undecodable(let row): print("Kept aside, this version of todo cannot read it: \(row)")
+            case .undecodable(let row): print("Kept aside, this version of todo cannot read it: \(row)".escapingControlCharacters)
             case .refused(let change): print(describe(change))
             case .startingOver(let why): print(startingOver(why))
             case .linkDropped, .offline, .idle: break
@@ -86,7 +96,7 @@ enum SyncCommand {
         }
         print("Synced: \(pushed) change\(pushed == 1 ? "" : "s") sent, \(pulled) received.")
         print()
-        print(TodoTable.render(try await TodoList.items(in: local)))
+        print(TodoTable.render(try await TodoList.items(in: local).printable))
     }
 
     /// Syncs as changes happen, printing what each round did, until Ctrl-C.
@@ -98,11 +108,11 @@ enum SyncCommand {
                 case .pushing(let count): ServerCommands.say("Sending \(count) change\(count == 1 ? "" : "s")…")
                 case .pulling(let count): ServerCommands.say("Receiving \(count) change\(count == 1 ? "" : "s")…")
                 case .conflict(let conflict): ServerCommands.say(describe(conflict))
-                case .undecodable(let row): ServerCommands.say("Kept aside, this version of todo cannot read it: \(row)")
+                case .undecodable(let row): ServerCommands.say("Kept aside, this version of todo cannot read it: \(row)".escapingControlCharacters)
                 case .refused(let change): ServerCommands.say(describe(change))
                 case .startingOver(let why): ServerCommands.say(startingOver(why))
                 case .linkDropped: break
-                case .offline(let error): ServerCommands.say("Offline (trying again): \(error)")
+                case .offline(let error): ServerCommands.say("Offline (trying again): \(error)".escapingControlCharacters)
                 case .idle: break
                 }
             }
@@ -128,16 +138,17 @@ enum SyncCommand {
 
     private static func describe(_ refused: SQLite.Sync.RefusedChange) -> String {
         "The server refused your change of \(TodoTable.shortID(refused.id)) (\(refused.reason)); it stays here: \(refused.message)"
+            .escapingControlCharacters
     }
 
     private static func describe(_ conflict: SQLite.Sync.Conflict) -> String {
-        let id = TodoTable.shortID(conflict.id)
+        let id = TodoTable.shortID(conflict.id).escapingControlCharacters
         if conflict.lostHere { return "Conflict on \(id): the server kept it (other tasks need it)." }
         guard let lost = conflict.losingValue as? TodoItem else {
             if conflict.losingJSON != nil { return "Conflict on \(id): your version replaced one this version of todo cannot read." }
             return "Conflict on \(id): it was deleted elsewhere; your version is kept."
         }
-        return "Conflict on \(id): your version replaced \"\(lost.title)\" from elsewhere."
+        return "Conflict on \(id): your version replaced \"\(lost.title.escapingControlCharacters)\" from elsewhere."
     }
     #endif
 }

@@ -19,7 +19,7 @@ enum Watch {
             for try await items in db.observe(filter) {
                 // Unbuffered, so that a pipe (another program, a log) sees each list at once.
                 let header = printed > 0 ? "\n--- changed at \(DueDate.describe(Date()))\n" : ""
-                FileHandle.standardOutput.write(Data((header + TodoTable.render(TodoList.arranged(items)) + "\n").utf8))
+                FileHandle.standardOutput.write(Data((header + TodoTable.render(TodoList.arranged(items).printable) + "\n").utf8))
                 printed += 1
                 if let limit, printed >= limit { break }
             }

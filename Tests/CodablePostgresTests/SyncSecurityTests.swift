@@ -49,11 +49,22 @@ struct SyncSecurityTests {
         limits: SyncHTTPEndpoint.Limits = .init(), sharesNeedAcceptance: Bool = false,
         _ body: (_ server: Postgres.SyncServer, _ url: URL, _ postgres: Postgres.Database) async throws -> Void
     ) async throws {
+        try await withHTTPEndpoint(limits: limits, sharesNeedAcceptance: sharesNeedAcceptance) { _, server, url, postgres in
+            try await body(server, url, postgres)
+        }
+    }
+
+    /// ``withHTTPServer(limits:sharesNeedAcceptance:_:)``, with the endpoint the routes serve.
+    static func withHTTPEndpoint(
+        limits: SyncHTTPEndpoint.Limits = .init(), sharesNeedAcceptance: Bool = false,
+        _ body: (_ endpoint: SyncHTTPEndpoint, _ server: Postgres.SyncServer, _ url: URL, _ postgres: Postgres.Database) async throws -> Void
+    ) async throws {
         guard #available(macOS 14, iOS 17, tvOS 17, *) else { return }
         let postgres = try await TestServer.shared.freshDatabase()
         let server = try Postgres.SyncServer(database: postgres, models: Self.models)
+        let endpoint = SyncHTTPEndpoint(server: server, limits: limits, sharesNeedAcceptance: sharesNeedAcceptance)
         let router = Router()
-        router.addSyncRoutes(SyncHTTPEndpoint(server: server, limits: limits, sharesNeedAcceptance: sharesNeedAcceptance))
+        router.addSyncRoutes(endpoint)
         let (ports, portContinuation) = AsyncStream<Int>.makeStream()
         let app = Application(
             router: router, server: .syncHTTP1, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
@@ -62,7 +73,7 @@ struct SyncSecurityTests {
         defer { running.cancel() }
         var iterator = ports.makeAsyncIterator()
         let port = try #require(await iterator.next())
-        try await body(server, try #require(URL(string: "http://127.0.0.1:\(port)/sync")), postgres)
+        try await body(endpoint, server, try #require(URL(string: "http://127.0.0.1:\(port)/sync")), postgres)
     }
 
     /// A raw request with a JSON body (text), as a client that is not ours would send it.
@@ -260,15 +271,13 @@ struct SyncSecurityTests {
 
     @Test("one account's long polls are capped: past its limit a wait is refused 429 at once, other accounts still wait")
     func longPollsPerAccountAreCapped() async throws {
-        try await Self.withHTTPServer(limits: .init(waitsPerAccount: 1)) { server, url, _ in
+        try await Self.withHTTPEndpoint(limits: .init(waitsPerAccount: 1)) { endpoint, server, url, _ in
             let alice = try await server.addAccount("alice"), bob = try await server.addAccount("bob")
-            // The held poll on a connection of its own (a session of its own).
-            let session = URLSession(configuration: .ephemeral)
-            var held = URLRequest(url: url.appendingPathComponent("wait"))
-            held.httpMethod = "POST"
-            held.httpBody = Data(#"{"after": 0, "timeout": 20}"#.utf8)
-            held.setValue("Bearer \(alice.token)", forHTTPHeaderField: "Authorization")
-            let holding = Task { [held] in _ = try? await session.data(for: held) }
+            // The held poll, straight to the endpoint (the cap is the endpoint's, whatever client).
+            let token = alice.token
+            let holding = Task {
+                await endpoint.respond(to: .wait, authorization: "Bearer \(token)", body: Data(#"{"after": 0, "timeout": 20}"#.utf8))
+            }
             defer { holding.cancel() }
             // Until the held one is admitted, another may still be; then it is refused at once.
             var refused: (status: Int, json: [String: Any])?

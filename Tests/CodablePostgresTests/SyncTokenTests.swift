@@ -188,7 +188,7 @@ struct SyncTokenTests {
             let known = try await Self.answer(endpoint, route, token: mallory.token, request("bob"))
             let unknown = try await Self.answer(endpoint, route, token: mallory.token, request("nobody at all"))
             #expect(known.status == 403)
-            #expect(known.status == unknown.status && known.body == unknown.body)
+            #expect(known.status == unknown.status && known.body == unknown.body, "\(known.body) / \(unknown.body)")
         }
 
         // The server's own code (no owner) is told of a typo.
