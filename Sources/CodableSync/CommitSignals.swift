@@ -10,7 +10,10 @@ final class CommitSignals: Sendable {
     private struct State {
         var waiters: [UUID: Waiter] = [:]
         var listening: Task<Void, Never>?
-        var wakeScheduled = false
+        /// A wake-up was delivered less than ``coalescing`` ago.
+        var coalescing = false
+        /// A signal came during that interval.
+        var wakePending = false
     }
 
     /// One waiting request: answered once, by whichever comes first (a signal, the timeout,
@@ -46,32 +49,48 @@ final class CommitSignals: Sendable {
 
     deinit { state.withLock { $0.listening?.cancel() } }
 
-    /// Wakes every waiting request (a change the server made or heard of), at most once per
-    /// ``coalescing`` interval: a burst of commits (one account's flood of pushes, each of
-    /// which is also heard back from PostgreSQL) costs the waiting devices one check each, not
-    /// one a commit.
+    /// Wakes every waiting request (a change the server made or heard of): the first signal at
+    /// once, then at most once per ``coalescing`` interval while signals keep coming. A burst of
+    /// commits (one account's flood of pushes, each also heard back from PostgreSQL) costs the
+    /// waiting devices one check per interval, not one a commit, and a lone commit no delay.
     func wake() {
-        let schedule = state.withLock { state -> Bool in
-            guard !state.wakeScheduled else { return false }
-            state.wakeScheduled = true
+        let now = state.withLock { state -> Bool in
+            if state.coalescing {
+                state.wakePending = true
+                return false
+            }
+            state.coalescing = true
             return true
         }
-        guard schedule else { return }
-        Task { [weak self] in
+        guard now else { return }
+        deliver()
+        Task { [weak self] in await self?.endCoalescing() }
+    }
+
+    /// How long signals after a wake-up gather before the next one.
+    static let coalescing: Duration = .milliseconds(25)
+
+    /// After ``coalescing``: one more wake-up if signals came meanwhile (and another interval),
+    /// or the end of the interval.
+    private func endCoalescing() async {
+        while true {
             try? await Task.sleep(for: Self.coalescing)
-            self?.deliver()
+            let again = state.withLock { state -> Bool in
+                guard state.wakePending else {
+                    state.coalescing = false
+                    return false
+                }
+                state.wakePending = false
+                return true
+            }
+            guard again else { return }
+            deliver()
         }
     }
 
-    /// How long wake-ups gather before the waiting requests are answered.
-    static let coalescing: Duration = .milliseconds(25)
-
     private func deliver() {
         let waiters = state.withLock { state in
-            defer {
-                state.waiters = [:]
-                state.wakeScheduled = false
-            }
+            defer { state.waiters = [:] }
             return Array(state.waiters.values)
         }
         for waiter in waiters { waiter.answer(true) }

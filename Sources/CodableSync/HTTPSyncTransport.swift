@@ -88,7 +88,9 @@ public struct HTTPSyncTransport: SyncTransport {
         self.waitTimeout = waitTimeout.isNaN ? 25 : min(max(waitTimeout, 1), 60)
         self.maximumAnswerSize = max(maximumAnswerSize, 1)
         self.allowsInsecureHTTP = allowsInsecureHTTP
-        connection = Connection(configuration: session.configuration, maximumAnswerSize: self.maximumAnswerSize)
+        // One session for every transport made with the shared one (a session costs a connection
+        // pool and a queue of its own), one per transport otherwise.
+        connection = session === URLSession.shared ? Connection.shared : Connection(configuration: session.configuration)
     }
 
     public func push(_ push: SyncPush) async throws -> SyncPushResult {
@@ -253,7 +255,7 @@ extension HTTPSyncTransport {
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<(Data, URLResponse), any Swift.Error>) in
                 let task = connection.session.dataTask(with: request)
-                connection.collector.collect(task, origin: origin, continuation)
+                connection.collector.collect(task, origin: origin, limit: maximumAnswerSize, continuation)
                 running.start(task)
             }
         } onCancel: {
@@ -287,8 +289,11 @@ private final class Connection: Sendable {
     let session: URLSession
     let collector: AnswerCollector
 
-    init(configuration: URLSessionConfiguration, maximumAnswerSize: Int) {
-        collector = AnswerCollector(maximumAnswerSize: maximumAnswerSize)
+    /// The session of the transports made with `URLSession.shared`, for the process's life.
+    static let shared = Connection(configuration: URLSession.shared.configuration)
+
+    init(configuration: URLSessionConfiguration) {
+        collector = AnswerCollector()
         session = URLSession(configuration: configuration, delegate: collector, delegateQueue: nil)
     }
 
@@ -304,30 +309,26 @@ private final class AnswerCollector: NSObject, URLSessionDataDelegate, Sendable 
     private struct Request {
         let continuation: CheckedContinuation<(Data, URLResponse), any Swift.Error>
         let origin: Origin
+        /// The largest answer taken (the transport's ``HTTPSyncTransport/maximumAnswerSize``).
+        let limit: Int
         var data = Data()
         /// Why the answer is refused, once it is: the rest of it is dropped.
         var refusal: SQLite.Sync.Error?
     }
 
-    private let maximumAnswerSize: Int
     private let requests = Locked<[Int: Request]>([:])
 
-    init(maximumAnswerSize: Int) {
-        self.maximumAnswerSize = maximumAnswerSize
-    }
-
     /// Collects the answer of `task`, not started yet, for `continuation`.
-    func collect(_ task: URLSessionTask, origin: Origin, _ continuation: CheckedContinuation<(Data, URLResponse), any Swift.Error>) {
-        requests.withLock { $0[task.taskIdentifier] = Request(continuation: continuation, origin: origin) }
+    func collect(_ task: URLSessionTask, origin: Origin, limit: Int, _ continuation: CheckedContinuation<(Data, URLResponse), any Swift.Error>) {
+        requests.withLock { $0[task.taskIdentifier] = Request(continuation: continuation, origin: origin, limit: limit) }
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        let limit = maximumAnswerSize
         let claimed = dataTask.response?.expectedContentLength ?? -1
         let tooLarge = requests.withLock { requests -> Bool in
             let id = dataTask.taskIdentifier
-            guard let request = requests[id], request.refusal == nil else { return false }
-            guard claimed <= Int64(limit), data.count <= limit - request.data.count else {
+            guard let (limit, received, refused) = requests[id].map({ ($0.limit, $0.data.count, $0.refusal != nil) }), !refused else { return false }
+            guard claimed <= Int64(limit), data.count <= limit - received else {
                 let size = claimed > Int64(limit) ? "\(claimed) bytes (its Content-Length)" : "more than \(limit) bytes"
                 requests[id]?.refusal = SQLite.Sync.Error(
                     .invalidAnswer, "the sync server's answer is \(size), more than the \(limit) this device takes: refused")

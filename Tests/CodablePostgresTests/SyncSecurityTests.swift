@@ -321,5 +321,44 @@ struct SyncSecurityTests {
             #expect(try await Self.pulledIDs(server, bob.account).count == 2)
         }
     }
+
+    @Test("one account floods with the largest pushes there are, 4 at a time: its excess is refused 429, and another account's rounds all complete")
+    func floodDoesNotStallOthers() async throws {
+        try await Self.withHTTPServer { server, url, postgres in
+            let flooder = try await server.addAccount("flooder"), other = try await server.addAccount("other")
+            let device = try SyncHTTPTests.device(url, token: other.token)
+            let stop = Locked(false), statuses = Locked<[Int]>([])
+            let flood = Task {
+                await withTaskGroup(of: Void.self) { group in
+                    for _ in 0..<4 {
+                        group.addTask {
+                            while !stop.withLock({ $0 }) {
+                                let changes = (0..<SyncPush.maximumChanges).map { index in
+                                    let item = Item(id: UUID(), title: "flood \(index)")
+                                    return (table: Item.tableName, id: item.id, value: try? Self.json(item))
+                                }
+                                let body = (try? JSONEncoder().encode(Self.push(changes))).map { String(decoding: $0, as: UTF8.self) }
+                                let status = (try? await Self.request(url, "push", token: flooder.token, body: body))?.status ?? 0
+                                statuses.withLock { $0.append(status) }
+                            }
+                        }
+                    }
+                }
+            }
+            // The flood under way, then the other account's rounds.
+            while statuses.withLock({ $0.isEmpty }) { try await Task.sleep(for: .milliseconds(20)) }
+            for round in 0..<3 {
+                _ = try await device.db.save(Item(id: UUID(), title: "other's \(round)"))
+                try await device.sync.sync()
+            }
+            stop.withLock { $0 = true }
+            await flood.value
+            let answered = statuses.withLock { $0 }
+            #expect(answered.allSatisfy { $0 == 200 || $0 == 429 }, "the flood was answered \(Set(answered))")
+            #expect(answered.contains(429))
+            #expect(try await postgres.get(Item.self).filter { $0.title.hasPrefix("other's") }.count == 3)
+            #expect(try await SyncScopesTests.titles(device.db) == ["other's 0", "other's 1", "other's 2"])
+        }
+    }
 }
 #endif
