@@ -160,7 +160,8 @@ extension SQLite {
         let outbox: LocalOutbox
         /// The server, directly or behind the app's own API.
         public let transport: any SyncTransport
-        /// How many rows one push or pull round carries at most.
+        /// How many rows one push or pull round carries at most (a push no more than
+        /// ``SyncPush/maximumChanges``, which the server takes).
         public let batchSize: Int
         /// How long ``run()`` waits between rounds when nothing wakes it.
         public let pollInterval: Duration

@@ -7,7 +7,6 @@ import CodableSync
 #if Server
 import CodableSyncHummingbird
 import Hummingbird
-import Logging
 #endif
 
 /// The sync server's side of `todo`, and sharing:
@@ -128,8 +127,6 @@ enum ServerCommands {
         let host = arguments.value("host") ?? "127.0.0.1"
         #if Server
         guard #available(macOS 14, iOS 17, tvOS 17, *) else { throw TodoError(description: "todo serve needs macOS 14 or later.") }
-        // The audit log (refused tokens, shares, revokes) on standard error; once per process.
-        LoggingSystem.bootstrap(StreamLogHandler.standardError)
         try await withSyncServer(url) { server in
             let router = Router()
             router.addSyncRoutes(SyncHTTPEndpoint(server: server))

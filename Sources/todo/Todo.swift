@@ -2,6 +2,7 @@ import CodableSQLite
 import Foundation
 #if Postgres
 import CodablePostgres
+import Logging
 #endif
 
 /// `todo`: a small to-do list kept in SQLite, or on a PostgreSQL server (`--postgres URL`), with
@@ -9,6 +10,11 @@ import CodablePostgres
 @main
 enum Todo {
     static func main() async {
+        #if Postgres
+        // Logs (the sync server's audit log: refused tokens, shares, token changes) go to standard
+        // error, never into the output a script reads (a new account's token is its last line).
+        LoggingSystem.bootstrap(StreamLogHandler.standardError)
+        #endif
         do {
             let arguments = try Arguments(Array(CommandLine.arguments.dropFirst()))
             if arguments.flag("help") {

@@ -19,20 +19,9 @@ struct SyncHTTPTests {
     static func withHTTPServer(
         _ body: (_ server: Postgres.SyncServer, _ url: URL, _ postgres: Postgres.Database) async throws -> Void
     ) async throws {
-        guard #available(macOS 14, iOS 17, tvOS 17, *) else { return }
-        let postgres = try await TestServer.shared.freshDatabase()
-        let server = try Postgres.SyncServer(database: postgres, models: SyncScopesTests.models)
-        let router = Router()
-        router.addSyncRoutes(SyncHTTPEndpoint(server: server))
-        let (ports, portContinuation) = AsyncStream<Int>.makeStream()
-        let app = Application(
-            router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-            onServerRunning: { channel in portContinuation.yield(channel.localAddress?.port ?? 0) })
-        let running = Task { try await app.run() }
-        defer { running.cancel() }
-        var iterator = ports.makeAsyncIterator()
-        let port = try #require(await iterator.next())
-        try await body(server, try #require(URL(string: "http://127.0.0.1:\(port)/sync")), postgres)
+        try await SyncSecurityTests.withHTTPEndpoint(models: SyncScopesTests.models) { _, server, url, postgres in
+            try await body(server, url, postgres)
+        }
     }
 
     static func device(_ url: URL, token: String) throws -> (db: SQLite.Database, sync: SQLite.Sync) {
