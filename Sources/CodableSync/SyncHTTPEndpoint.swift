@@ -326,10 +326,7 @@ public final class SyncHTTPEndpoint: Sendable {
             }
             return try Self.json(WaitResult(changed: changed))
         case .share, .unshare:
-            let request = try decode(ShareRequest.self, body, route)
-            guard request.table.utf8.count <= 255, request.id.utf8.count <= 1000, request.account.utf8.count <= 400 else {
-                throw SQLite.Sync.Error(.invalidArgument, "a share's table, id or account is longer than the protocol allows")
-            }
+            let request = try decode(ShareRequest.self, body, route).validated()
             let other = SyncAccount(request.account)
             switch route {
             case .share where sharesNeedAcceptance:
@@ -343,10 +340,7 @@ public final class SyncHTTPEndpoint: Sendable {
             signals.wake()
             return try Self.json(["shared": route == .share])
         case .accept, .decline:
-            let request = try decode(ShareRequest.self, body, route)
-            guard request.table.utf8.count <= 255, request.id.utf8.count <= 1000, request.account.utf8.count <= 400 else {
-                throw SQLite.Sync.Error(.invalidArgument, "a share's table, id or account is longer than the protocol allows")
-            }
+            let request = try decode(ShareRequest.self, body, route).validated()
             if route == .accept {
                 try await server.acceptShare(table: request.table, id: request.id, from: SyncAccount(request.account), as: account)
                 signals.wake()
@@ -408,6 +402,17 @@ public final class SyncHTTPEndpoint: Sendable {
         }
         let body = (try? answerEncoder().encode(Failure(error: code, message: message))) ?? Data()
         return Response(status: status, body: body)
+    }
+}
+
+extension SyncHTTPEndpoint.ShareRequest {
+    /// The request, once its names are within the protocol's sizes (the share, unshare, accept
+    /// and decline routes).
+    func validated() throws -> Self {
+        guard table.utf8.count <= 255, id.utf8.count <= 1000, account.utf8.count <= 400 else {
+            throw SQLite.Sync.Error(.invalidArgument, "a share's table, id or account is longer than the protocol allows")
+        }
+        return self
     }
 }
 #endif
