@@ -3,7 +3,7 @@ import CompilerPluginSupport
 import PackageDescription
 
 // CodableSQLite depends on nothing but the system's SQLite. The PostgreSQL engine (the
-// `CodablePostgres` product), offline-first sync (`CodableSync`) and everything they need
+// `CodablePostgres` product), the sync server (`CodableSyncServer`, `CodableSync`) and everything they need
 // (postgres-nio, swift-nio, swift-log, …) are used only when a client enables the `Postgres` trait; without it SwiftPM resolves, fetches and
 // builds none of them:
 //
@@ -27,7 +27,14 @@ let package = Package(
         .library(name: "CodableModels", targets: ["CodableModels"]),
         // The same models on a PostgreSQL server (see Sources/CodablePostgres); empty without the trait.
         .library(name: "CodablePostgres", targets: ["CodablePostgres"]),
-        // Offline-first sync of SQLite files through a PostgreSQL server; empty without the trait.
+        // A device's side of sync (an app's SQLite file kept in step with a sync server over HTTP):
+        // CodableSQLite and Foundation only, no trait needed.
+        .library(name: "CodableSyncClient", targets: ["CodableSyncClient"]),
+        // The sync server on PostgreSQL (accounts, scopes, the HTTP endpoint); empty without the
+        // Postgres trait.
+        .library(name: "CodableSyncServer", targets: ["CodableSyncServer"]),
+        // Both sides in one import, and a device that reaches PostgreSQL directly; empty without
+        // the Postgres trait.
         .library(name: "CodableSync", targets: ["CodableSync"]),
         // The sync server's HTTP routes mounted on a Hummingbird 2 router; empty without the Server trait.
         .library(name: "CodableSyncHummingbird", targets: ["CodableSyncHummingbird"]),
@@ -84,20 +91,29 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log", condition: postgres),
             ]
         ),
-        // SQLite.Sync: both engines, so it is a module of its own (they do not import each other).
+        // Sync in three roles (Sources/CodableSync*): the protocol both sides speak (its messages,
+        // their bounds, errors, the synced models' description), the device, the server.
+        .target(name: "CodableSyncProtocol", dependencies: ["CodableModels"]),
+        .target(name: "CodableSyncClient", dependencies: ["CodableSQLite", "CodableSyncProtocol"]),
         .target(
-            name: "CodableSync",
+            name: "CodableSyncServer",
             dependencies: [
-                "CodableSQLite", .target(name: "CodablePostgres", condition: postgres),
+                "CodableSyncProtocol", .target(name: "CodablePostgres", condition: postgres),
                 // The server's audit log (SyncAudit).
                 .product(name: "Logging", package: "swift-log", condition: postgres),
-            ]
+            ],
+            resources: [.copy("openapi.yaml")]
         ),
-        // SyncHTTPEndpoint's routes on a Hummingbird router (CodableSync has the endpoint itself).
+        // Both sides, for code that is both (tests, tools) and devices that reach PostgreSQL directly.
+        .target(
+            name: "CodableSync",
+            dependencies: ["CodableSyncClient", .target(name: "CodableSyncServer", condition: postgres)]
+        ),
+        // SyncHTTPEndpoint's routes on a Hummingbird router (CodableSyncServer has the endpoint itself).
         .target(
             name: "CodableSyncHummingbird",
             dependencies: [
-                .target(name: "CodableSync", condition: server),
+                .target(name: "CodableSyncServer", condition: server),
                 .product(name: "Hummingbird", package: "hummingbird", condition: server),
                 // HTTPServerBuilder, for the sync server's HTTP/1.1 timeouts.
                 .product(name: "HummingbirdCore", package: "hummingbird", condition: server),
@@ -108,8 +124,8 @@ let package = Package(
         .executableTarget(
             name: "todo",
             dependencies: [
-                "CodableSQLite", .target(name: "CodablePostgres", condition: postgres), .target(name: "CodableSync", condition: postgres),
-                .target(name: "CodableSyncHummingbird", condition: server),
+                "CodableSQLite", "CodableSyncClient", .target(name: "CodablePostgres", condition: postgres),
+                .target(name: "CodableSync", condition: postgres), .target(name: "CodableSyncHummingbird", condition: server),
                 // todo serve's audit log on standard error.
                 .product(name: "Logging", package: "swift-log", condition: postgres),
             ]

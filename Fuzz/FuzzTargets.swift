@@ -163,7 +163,7 @@ private struct Bytes {
 private func checkRequest(_ push: SyncPush) {
     do {
         try push.validate()
-    } catch let error as SQLite.Sync.Error where error.code == .invalidArgument {
+    } catch let error as SyncError where error.code == .invalidArgument {
         return
     } catch {
         finding("a push's check threw \(error)")
@@ -183,7 +183,7 @@ private func checkRequest(_ push: SyncPush) {
 private func checkRequest(_ pull: SyncPull) {
     do {
         try pull.validate()
-    } catch let error as SQLite.Sync.Error where error.code == .invalidArgument {
+    } catch let error as SyncError where error.code == .invalidArgument {
         return
     } catch {
         finding("a pull's check threw \(error)")
@@ -222,7 +222,7 @@ private func fuzzRequest(_ input: UnsafeBufferPointer<UInt8>) {
 private func checkAnswer(_ answer: SyncPullResult, after: Int64, limit: Int) {
     do {
         try answer.validate(after: after, limit: limit)
-    } catch let error as SQLite.Sync.Error where error.code == .invalidAnswer {
+    } catch let error as SyncError where error.code == .invalidAnswer {
         return
     } catch {
         finding("a pull answer's check threw \(error)")
@@ -242,7 +242,7 @@ private func checkAnswer(_ answer: SyncPullResult, after: Int64, limit: Int) {
 private func checkAnswer(_ answer: SyncPushResult, for push: SyncPush) {
     do {
         try answer.validate(for: push)
-    } catch let error as SQLite.Sync.Error where error.code == .invalidAnswer {
+    } catch let error as SyncError where error.code == .invalidAnswer {
         return
     } catch {
         finding("a push answer's check threw \(error)")

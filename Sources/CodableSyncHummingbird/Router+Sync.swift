@@ -1,5 +1,5 @@
 #if Server
-import CodableSync
+import CodableSyncServer
 import Foundation
 import Hummingbird
 import HummingbirdCore

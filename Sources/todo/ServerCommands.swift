@@ -1,4 +1,5 @@
 import CodableSQLite
+import CodableSyncClient
 import Foundation
 #if Postgres
 import CodablePostgres
@@ -19,9 +20,7 @@ import Hummingbird
 ///   `--server URL --token T`: share a list (and its tasks) with another account, or stop.
 enum ServerCommands {
     /// The models `todo` syncs: its tasks, and the lists that group them.
-    #if Postgres
     static let models: [any (Model & Sendable).Type] = [TodoItem.self, TaskList.self]
-    #endif
 
     static let accountUsage = """
         Usage (each with --postgres URL):
@@ -152,7 +151,6 @@ enum ServerCommands {
         guard let name = given, words.count == (arguments.value("with") == nil ? 2 : 1) else {
             throw TodoError(description: "Usage: todo \(command) LIST --with ACCOUNT\(revoke ? "" : " [--read-only]") --server URL --token TOKEN")
         }
-        #if Postgres
         let local = try Todo.openSQLite(arguments)
         guard let list = try await TaskList.named(words[0], in: local) else {
             throw TodoError(description: "There is no list named '\(words[0])' here. Add a task to it first: todo add TITLE --list \(words[0])")
@@ -175,10 +173,6 @@ enum ServerCommands {
         } catch let error as HTTPSyncTransport.Failure {
             throw TodoError(description: "\(error)")
         }
-        #else
-        _ = name
-        throw needsTrait("todo \(command)", trait: "Postgres")
-        #endif
     }
 
     #if Postgres

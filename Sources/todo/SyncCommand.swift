@@ -1,4 +1,5 @@
 import CodableSQLite
+import CodableSyncClient
 import Dispatch
 import Foundation
 #if Postgres
@@ -23,7 +24,6 @@ enum SyncCommand {
         guard let url = postgresURL ?? serverURL else {
             throw TodoError(description: "todo sync needs the server to sync with: todo sync --server http://HOST:PORT --token TOKEN (or --postgres URL)")
         }
-        #if Postgres
         let local = try Todo.openSQLite(arguments)
         func run(_ sync: SQLite.Sync) async throws {
             if arguments.flag("live") {
@@ -34,18 +34,19 @@ enum SyncCommand {
         }
         if serverURL != nil {
             try await run(SQLite.Sync(local: local, transport: try transport(arguments), models: ServerCommands.models))
-        } else {
-            try await ServerCommands.withPostgres(url, unreachable: "Cannot reach the sync server") { server in
-                try await run(SQLite.Sync(local: local, server: server, models: ServerCommands.models))
-            }
+            return
+        }
+        // Straight to PostgreSQL: the server's side runs in this process (the Postgres trait).
+        #if Postgres
+        try await ServerCommands.withPostgres(url, unreachable: "Cannot reach the sync server") { server in
+            try await run(SQLite.Sync(local: local, server: server, models: ServerCommands.models))
         }
         #else
         _ = url
-        throw ServerCommands.needsTrait("todo sync", trait: "Postgres")
+        throw ServerCommands.needsTrait("todo sync --postgres", trait: "Postgres")
         #endif
     }
 
-    #if Postgres
     /// The way to `todo serve` that `--server URL --token T` name (the routes are under `/sync`;
     /// `--token-file`, `TODO_SYNC_TOKEN` and `TODO_SYNC_SERVER` too, and `--allow-insecure-http`).
     static func transport(_ arguments: Arguments) throws -> HTTPSyncTransport {
@@ -63,22 +64,25 @@ enum SyncCommand {
         if url.path.isEmpty || url.path == "/" { url.appendPathComponent("sync") }
         return HTTPSyncTransport(server: url, token: token, allowsInsecureHTTP: arguments.flag("allow-insecure-http"))
     }
-    #endif
 
-    #if Postgres
     /// One round; says what it carried, and prints the list.
     static func once(_ sync: SQLite.Sync, local: SQLite.Database, quiet: Bool = false) async throws {
         let states = sync.states
         do {
             try await sync.sync()
-        } catch let error as Postgres.Error {
-            throw TodoError(description: "The sync did not finish (your changes are kept and go with the next one): \(error)")
         } catch let error as HTTPSyncTransport.Failure {
             throw TodoError(description: "The sync did not finish (your changes are kept and go with the next one): \(error)")
         } catch let error as SQLite.Sync.Error where error.code == .unauthorized {
             throw TodoError(description: "\(error.message.prefix(1).uppercased())\(error.message.dropFirst()). Ask for a new token (todo account token NAME).")
         } catch let error as SQLite.Sync.Error where error.code == .invalidAnswer || error.code == .invalidArgument {
             throw TodoError(description: "The sync did not finish (your changes are kept): \(error.message)")
+        } catch {
+            #if Postgres
+            if let error = error as? Postgres.Error {
+                throw TodoError(description: "The sync did not finish (your changes are kept and go with the next one): \(error)")
+            }
+            #endif
+            throw error
         }
         guard !quiet else { return }
         var pushed = 0, pulled = 0
@@ -150,5 +154,4 @@ enum SyncCommand {
         }
         return "Conflict on \(id): your version replaced \"\(lost.title.escapingControlCharacters)\" from elsewhere."
     }
-    #endif
 }

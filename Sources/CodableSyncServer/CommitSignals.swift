@@ -1,0 +1,143 @@
+#if Postgres
+import CodablePostgres
+import CodableSyncProtocol
+import Foundation
+
+/// The server's commit signals, shared by every waiting request: one listening stream for the
+/// endpoint (started with the first wait), however many devices wait.
+///
+/// Sendable: its state is behind a lock.
+final class CommitSignals: Sendable {
+    private struct State {
+        var waiters: [UUID: Waiter] = [:]
+        var listening: Task<Void, Never>?
+        /// A wake-up was delivered less than ``coalescing`` ago.
+        var coalescing = false
+        /// A signal came during that interval.
+        var wakePending = false
+    }
+
+    /// One waiting request: answered once, by whichever comes first (a signal, the timeout,
+    /// cancellation), before or after it starts waiting.
+    private final class Waiter: Sendable {
+        private let state = Locked<(continuation: CheckedContinuation<Bool, Never>?, result: Bool?)>((nil, nil))
+
+        func answer(_ result: Bool) {
+            let continuation = state.withLock { state -> CheckedContinuation<Bool, Never>? in
+                guard state.result == nil else { return nil }
+                state.result = result
+                defer { state.continuation = nil }
+                return state.continuation
+            }
+            continuation?.resume(returning: result)
+        }
+
+        func result() async -> Bool {
+            await withCheckedContinuation { continuation in
+                let answered = state.withLock { state -> Bool? in
+                    if state.result == nil { state.continuation = continuation }
+                    return state.result
+                }
+                if let answered { continuation.resume(returning: answered) }
+            }
+        }
+    }
+
+    private let server: Postgres.SyncServer
+    private let state = Locked(State())
+
+    init(server: Postgres.SyncServer) { self.server = server }
+
+    deinit { state.withLock { $0.listening?.cancel() } }
+
+    /// Wakes every waiting request (a change the server made or heard of): the first signal at
+    /// once, then at most once per ``coalescing`` interval while signals keep coming. A burst of
+    /// commits (one account's flood of pushes, each also heard back from PostgreSQL) costs the
+    /// waiting devices one check per interval, not one a commit, and a lone commit no delay.
+    func wake() {
+        let now = state.withLock { state -> Bool in
+            if state.coalescing {
+                state.wakePending = true
+                return false
+            }
+            state.coalescing = true
+            return true
+        }
+        guard now else { return }
+        deliver()
+        Task { [weak self] in await self?.endCoalescing() }
+    }
+
+    /// How long signals after a wake-up gather before the next one.
+    static let coalescing: Duration = .milliseconds(25)
+
+    /// After ``coalescing``: one more wake-up if signals came meanwhile (and another interval),
+    /// or the end of the interval.
+    private func endCoalescing() async {
+        while true {
+            try? await Task.sleep(for: Self.coalescing)
+            let again = state.withLock { state -> Bool in
+                guard state.wakePending else {
+                    state.coalescing = false
+                    return false
+                }
+                state.wakePending = false
+                return true
+            }
+            guard again else { return }
+            deliver()
+        }
+    }
+
+    private func deliver() {
+        let waiters = state.withLock { state in
+            defer { state.waiters = [:] }
+            return Array(state.waiters.values)
+        }
+        for waiter in waiters { waiter.answer(true) }
+    }
+
+    /// `true` as soon as `hasNews` says so: at once, or after a commit signal; `false` after
+    /// `timeout` (or when cancelled). A signal for rows `hasNews` does not see (another
+    /// account's) goes on waiting.
+    func wait(timeout: Duration, hasNews: @escaping @Sendable () async throws -> Bool) async throws -> Bool {
+        startListening()
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let id = UUID(), waiter = Waiter()
+            // Registered first, then checked: a commit in between wakes it.
+            state.withLock { $0.waiters[id] = waiter }
+            defer { state.withLock { _ = $0.waiters.removeValue(forKey: id) } }
+            if try await hasNews() { return true }
+            let timer = Task {
+                try? await Task.sleep(until: deadline)
+                waiter.answer(false)
+            }
+            defer { timer.cancel() }
+            let signalled = await withTaskCancellationHandler {
+                await waiter.result()
+            } onCancel: {
+                waiter.answer(false)
+            }
+            if !signalled { return false }
+        }
+    }
+
+    private func startListening() {
+        state.withLock { state in
+            guard state.listening == nil else { return }
+            state.listening = Task.detached { [weak self] in
+                while !Task.isCancelled {
+                    do {
+                        guard let stream = try await self?.server.serverChanges() else { return }
+                        for try await _ in stream { self?.wake() }
+                    } catch {
+                        // The listening connection failed: waiters time out meanwhile; try again.
+                        try? await Task.sleep(for: .seconds(1))
+                    }
+                }
+            }
+        }
+    }
+}
+#endif
