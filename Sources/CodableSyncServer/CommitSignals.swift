@@ -11,6 +11,8 @@ final class CommitSignals: Sendable {
     private struct State {
         var waiters: [UUID: Waiter] = [:]
         var listening: Task<Void, Never>?
+        /// Ends once the listening stream is subscribed (or its first try failed).
+        var subscribed: Task<Void, Never>?
         /// A wake-up was delivered less than ``coalescing`` ago.
         var coalescing = false
         /// A signal came during that interval.
@@ -48,7 +50,12 @@ final class CommitSignals: Sendable {
 
     init(server: Postgres.SyncServer) { self.server = server }
 
-    deinit { state.withLock { $0.listening?.cancel() } }
+    deinit {
+        state.withLock { state in
+            state.listening?.cancel()
+            state.subscribed?.cancel()
+        }
+    }
 
     /// Wakes every waiting request (a change the server made or heard of): the first signal at
     /// once, then at most once per ``coalescing`` interval while signals keep coming. A burst of
@@ -101,7 +108,8 @@ final class CommitSignals: Sendable {
     /// `timeout` (or when cancelled). A signal for rows `hasNews` does not see (another
     /// account's) goes on waiting.
     func wait(timeout: Duration, hasNews: @escaping @Sendable () async throws -> Bool) async throws -> Bool {
-        startListening()
+        // Listening before the first check: a commit after it is heard, even by the first wait.
+        await listen()
         let deadline = ContinuousClock.now + timeout
         while true {
             let id = UUID(), waiter = Waiter()
@@ -123,21 +131,37 @@ final class CommitSignals: Sendable {
         }
     }
 
-    private func startListening() {
-        state.withLock { state in
-            guard state.listening == nil else { return }
+    /// Starts the listening stream (once), and returns when it listens.
+    private func listen() async {
+        let subscribed = state.withLock { state -> Task<Void, Never> in
+            if let subscribed = state.subscribed { return subscribed }
+            let (ready, isReady) = AsyncStream<Void>.makeStream()
             state.listening = Task.detached { [weak self] in
+                var listenedBefore = false
                 while !Task.isCancelled {
                     do {
-                        guard let stream = try await self?.server.serverChanges() else { return }
+                        guard let stream = try await self?.server.serverChanges() else {
+                            isReady.finish()
+                            return
+                        }
+                        isReady.finish()
+                        // Listening again after a failure: commits made meanwhile were not heard,
+                        // so every waiter checks once more.
+                        if listenedBefore { self?.wake() }
+                        listenedBefore = true
                         for try await _ in stream { self?.wake() }
                     } catch {
                         // The listening connection failed: waiters time out meanwhile; try again.
+                        isReady.finish()
                         try? await Task.sleep(for: .seconds(1))
                     }
                 }
             }
+            let subscribed = Task { for await _ in ready {} }
+            state.subscribed = subscribed
+            return subscribed
         }
+        await subscribed.value
     }
 }
 #endif

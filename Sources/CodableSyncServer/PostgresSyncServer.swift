@@ -104,7 +104,11 @@ extension Postgres {
             guard let upTo = push.changes.compactMap(\.seq).max() else { return SyncPushResult() }
             let ordered = latest.values.sorted { $0.seq < $1.seq }
             let models = models, log = log
-            return try await log.db.inTransaction { tx -> SyncPushResult in
+            // Pushes run in parallel: two that lock rows in different orders (through related
+            // values, foreign keys) may deadlock, and PostgreSQL ends one of them. Nothing of it
+            // was applied; it runs again (a few times), as its device would send it again.
+            return try await Self.retryingDeadlocks {
+              try await log.db.inTransaction { tx -> SyncPushResult in
                 try await tx.execute("SET LOCAL statement_timeout = \(Self.statementTimeoutMilliseconds)")
                 let start = try await log.beginPush(tx, push, upTo: upTo, account: account)
                 if let answer = start.answer { return try await replay(answer, tx: tx, account: account) }
@@ -117,6 +121,22 @@ extension Postgres {
                 result.device = start.isNewDevice ? start.device : nil
                 try await log.recordAnswer(tx, token: push.token, result)
                 return result
+              }
+            }
+        }
+
+        /// Runs `body` again when PostgreSQL ended its transaction for a deadlock or a
+        /// serialization failure (40P01, 40001), up to 4 times; then throws that error (a 503: try
+        /// again).
+        static func retryingDeadlocks<T>(_ body: () async throws -> T) async throws -> T {
+            var attempt = 0
+            while true {
+                do {
+                    return try await body()
+                } catch let error as Postgres.Error where ["40P01", "40001"].contains(error.sqlState ?? "") && attempt < 3 {
+                    attempt += 1
+                    try Task.checkCancellation()
+                }
             }
         }
 

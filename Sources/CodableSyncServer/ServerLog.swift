@@ -15,14 +15,33 @@ import Foundation
 /// ```
 ///
 /// The log keeps one entry per row, its latest change (a delete is a tombstone): a device that
-/// pulls everything after its version gets every row that changed since, once. Versions are
-/// drawn under one transaction-level advisory lock, taken before the first row changes, so they
-/// commit in version order: a pull never passes over a version that commits later.
+/// pulls everything after its version gets every row that changed since, once.
+///
+/// Versions are in commit order, so a pull never passes over a version that commits later, and
+/// no lock is held while a transaction works: an entry is written with a provisional version
+/// (`pending`), and at commit a deferred trigger (`codablesync_order`) takes the order lock and
+/// numbers the transaction's entries anew, after every version already committed. The lock is
+/// held from there to the commit's end only: pushes of different accounts (and server-side
+/// writers) do their work in parallel, and queue only for their commits' last step.
 struct ServerLog: Sendable {
     let db: Postgres.Database
 
-    /// The advisory lock that orders the log's versions (any constant of our own).
+    /// The advisory lock that orders the log's versions: taken by each writing transaction at its
+    /// commit (``install(_:)``'s `codablesync_order`), and for a whole transaction by the few
+    /// that draw versions themselves (shares, revokes, compaction). Any constant of our own.
     static let lock = "7261901"
+    /// The advisory lock of the accounts' scopes: shared by every push for its transaction (its
+    /// authorization holds until it commits), exclusive for a change of scopes (a share, a
+    /// revoke, an accepted offer), which waits for the pushes under way. Taken before ``lock``.
+    static let scopeLock = "7261903"
+    /// The class of the advisory locks of one device and of one push token (with the text's hash):
+    /// a device's pushes are applied one at a time, pushes of different devices in parallel.
+    static let deviceLockClass = "7261902"
+
+    /// Takes the scope lock and the order lock for the rest of `tx`: for a change of scopes.
+    static func lockScopes(_ tx: Postgres.Transaction) async throws {
+        _ = try await tx.textRows("SELECT pg_advisory_xact_lock(\(scopeLock))::text, pg_advisory_xact_lock(\(lock))::text", [])
+    }
 
     /// One changed row in the log.
     struct Change: Sendable {
@@ -56,6 +75,11 @@ struct ServerLog: Sendable {
                     deleted boolean NOT NULL, origin text)
                 """)
             try await tx.execute("CREATE UNIQUE INDEX IF NOT EXISTS codablesync_changes_row ON codablesync_changes (tbl, id)")
+            // Entries whose versions are provisional until their transaction commits (rows logged
+            // before this column: final). The partial index holds only a transaction's own.
+            try await tx.execute("ALTER TABLE codablesync_changes ADD COLUMN IF NOT EXISTS pending boolean")
+            try await tx.execute("ALTER TABLE codablesync_changes ALTER COLUMN pending SET DEFAULT true")
+            try await tx.execute("CREATE INDEX IF NOT EXISTS codablesync_changes_pending ON codablesync_changes (version) WHERE pending")
             // When each change was logged, for the tombstone horizon (logs made before it: now).
             try await tx.execute("ALTER TABLE codablesync_changes ADD COLUMN IF NOT EXISTS at timestamptz NOT NULL DEFAULT now()")
             // The server's own id (its part of the epoch) and the tombstone horizon.
@@ -88,7 +112,6 @@ struct ServerLog: Sendable {
                     row_id text;
                     is_delete boolean := TG_OP = 'DELETE';
                 BEGIN
-                    PERFORM pg_advisory_xact_lock(\(Self.lock));
                     IF TG_NARGS > 0 THEN
                         -- A link table of a to-many relationship: the change is its owner's (a
                         -- pull reads the owner as it is now; gone, it is a delete).
@@ -107,16 +130,36 @@ struct ServerLog: Sendable {
                 END
                 $body$
                 """)
-            // The lock again, before a statement on a synced table takes any row lock: taken only
-            // by the row trigger, after the row's lock, two writers could wait for each other.
+            // At commit, the transaction's entries get their versions, in commit order: under the
+            // order lock, held to the commit's end, after every version committed before. (Fired
+            // per entry, deferred; the first firing numbers them all, the others find none.)
             try await tx.execute("""
-                CREATE OR REPLACE FUNCTION codablesync_lock() RETURNS trigger LANGUAGE plpgsql AS $body$
+                CREATE OR REPLACE FUNCTION codablesync_order() RETURNS trigger LANGUAGE plpgsql AS $body$
                 BEGIN
-                    PERFORM pg_advisory_xact_lock(\(Self.lock));
+                    IF EXISTS (SELECT 1 FROM codablesync_changes WHERE pending) THEN
+                        PERFORM pg_advisory_xact_lock(\(Self.lock));
+                        UPDATE codablesync_changes SET version = nextval(pg_get_serial_sequence('codablesync_changes', 'version')), pending = NULL
+                        WHERE pending;
+                    END IF;
                     RETURN NULL;
                 END
                 $body$
                 """)
+            if try await tx.textRows("SELECT 1::text FROM pg_trigger WHERE tgname = 'codablesync_order' AND tgrelid = 'codablesync_changes'::regclass", []).isEmpty {
+                try await tx.execute("""
+                    CREATE CONSTRAINT TRIGGER codablesync_order AFTER INSERT ON codablesync_changes
+                    DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION codablesync_order()
+                    """)
+            }
+            // Servers before commit-ordered versions took the lock for a whole statement on a
+            // synced table (`codablesync_lock()`): those triggers go.
+            let statementLocks = try await tx.textRows(
+                "SELECT tgname, tgrelid::regclass::text FROM pg_trigger WHERE tgfoid = to_regproc('codablesync_lock')", [])
+            for trigger in statementLocks where trigger.count == 2 {
+                guard let name = trigger[0], let table = trigger[1] else { continue }
+                try await tx.execute("DROP TRIGGER IF EXISTS \(SQLName.quoted(name)) ON \(table)")
+            }
+            try await tx.execute("DROP FUNCTION IF EXISTS codablesync_lock()")
             for model in models {
                 let table = SQLName.quoted(model.table)
                 let literal = StoredValue.text(model.table).description
@@ -138,12 +181,7 @@ struct ServerLog: Sendable {
                     CREATE OR REPLACE TRIGGER \(SQLName.quoted(Self.name("codablesync_\(model.table)_update"))) AFTER UPDATE ON \(table)
                     FOR EACH ROW WHEN (OLD.* IS DISTINCT FROM NEW.*) EXECUTE FUNCTION codablesync_log()
                     """)
-                for (target, isLink) in [(model.table, false)] + model.links.map({ ($0, true) }) {
-                    try await tx.execute("""
-                        CREATE OR REPLACE TRIGGER \(SQLName.quoted(Self.name("codablesync_\(target)_lock"))) BEFORE INSERT OR UPDATE OR DELETE
-                        ON \(SQLName.quoted(target)) FOR EACH STATEMENT EXECUTE FUNCTION codablesync_lock()
-                        """)
-                    guard isLink else { continue }
+                for target in model.links {
                     try await tx.execute("""
                         CREATE OR REPLACE TRIGGER \(SQLName.quoted(Self.name("codablesync_\(target)"))) AFTER INSERT OR UPDATE OR DELETE
                         ON \(SQLName.quoted(target)) FOR EACH ROW EXECUTE FUNCTION codablesync_log(\(literal))
@@ -264,7 +302,14 @@ struct ServerLog: Sendable {
     /// With an `account`, a device id or push token another account used is refused
     /// (`unauthorized`) before anything is read or written.
     func beginPush(_ tx: Postgres.Transaction, _ push: SyncPush, upTo seq: Int64, account: String? = nil) async throws -> PushStart {
-        _ = try await tx.textRows("SELECT pg_advisory_xact_lock(\(Self.lock))::text", [])
+        // The scopes stay as they are until this push commits (shared: other pushes go on), and
+        // this device's pushes (and this token's) wait for each other; both in one order, the
+        // scope lock first, then the two keys by value, so that no two pushes wait for each other.
+        _ = try await tx.textRows("""
+            SELECT pg_advisory_xact_lock_shared(\(Self.scopeLock))::text,
+                   (SELECT count(pg_advisory_xact_lock(\(Self.deviceLockClass), k)::text) FROM (
+                       SELECT DISTINCT k FROM unnest(ARRAY[hashtext('device ' || $1), hashtext('token ' || $2)]) AS u(k) ORDER BY k) keys)::text
+            """, [push.device, push.token])
         if let account {
             let owners = try await tx.textRows("""
                 SELECT d.account FROM codablesync_devices d WHERE d.device = $1 OR d.token = $2

@@ -71,6 +71,7 @@ struct ServerPush {
 
     /// Applies `changes` (each row's latest, oldest entry first) and returns the answer.
     mutating func apply(_ changes: [Change]) async throws -> SyncPushResult {
+        try await lockRows(changes)
         var changes = try await decode(changes)
         try await authorize(changes)
         changes = try await findConflicts(changes)
@@ -107,6 +108,21 @@ struct ServerPush {
         return SyncPushResult(
             conflicts: changes.compactMap { refused[$0.row] == nil ? conflicts[$0.row] : nil },
             refused: try await refusals(in: changes), droppedLinks: droppedLinks.filter { refused[SyncedModel.Row(table: $0.table, id: $0.id)] == nil })
+    }
+
+    /// Locks the stored rows the push changes, until it commits (tables and ids in one order, so
+    /// that two pushes lock them alike): a push to the same rows waits for this one, then sees its
+    /// committed values and log entries (its conflicts and merges are decided on them). Pushes to
+    /// other rows go on in parallel.
+    private func lockRows(_ changes: [Change]) async throws {
+        for model in models.sorted(by: { $0.table < $1.table }) {
+            let ids = changes.filter { $0.model.table == model.table }.map { model.serverText($0.id) }
+            guard !ids.isEmpty else { continue }
+            let id = ModelReflection.quotedID
+            _ = try await tx.textRows("""
+                SELECT 1::text FROM \(SQLName.quoted(model.table)) WHERE \(id) = ANY($1::text[]::\(model.serverIDType)[]) ORDER BY \(id) FOR UPDATE
+                """, [ServerLog.arrayLiteral(ids)])
+        }
     }
 
     /// A row named by its canonical id, as the server's tables name it (`id::text`).

@@ -335,6 +335,9 @@ public final class SyncHTTPEndpoint: Sendable {
             (status, code, message) = (503, "unavailable", "the sync server cannot reach its database; try again")
         case is CancellationError:
             (status, code, message) = (503, "unavailable", "the server is stopping; try again")
+        case let error as Postgres.Error where ["40P01", "40001"].contains(error.sqlState ?? ""):
+            // A deadlock or a serialization failure that outlasted the server's own retries.
+            (status, code, message) = (503, "unavailable", "the sync server is busy; try again")
         case let error as Postgres.Error where error.sqlState == "57014":
             // statement_timeout: the database was too busy to answer in time.
             (status, code, message) = (503, "unavailable", "the sync server is busy; try again")

@@ -141,7 +141,7 @@ extension Postgres.SyncServer {
     /// `false` (and nothing stored) when `account` does not exist.
     func addShare(model: SyncedModel, serverID: String, with account: SyncAccount, access: SyncAccess, _ tx: Postgres.Transaction) async throws -> Bool {
         let scopes = ServerScopes(models: models)
-        _ = try await tx.textRows("SELECT pg_advisory_xact_lock(\(ServerLog.lock))::text", [])
+        try await ServerLog.lockScopes(tx)
         let before = try await scopes.rows(tx, inScopeOf: account.name)
         // Only for an account that exists (in the same statement: one created later does not get it).
         let stored = try await tx.textRows("""
@@ -190,7 +190,7 @@ extension Postgres.SyncServer {
         let (model, serverID) = try await ownedRow(table: table, id: id, by: owner, toDo: "stop sharing")
         let scopes = ServerScopes(models: models)
         try await log.db.inTransaction { tx in
-            _ = try await tx.textRows("SELECT pg_advisory_xact_lock(\(ServerLog.lock))::text", [])
+            try await ServerLog.lockScopes(tx)
             try await withdrawOffers(table: model.table, id: serverID, from: account, tx)
             let before = try await scopes.rows(tx, inScopeOf: account.name)
             try await tx.execute("DELETE FROM codablesync_shares WHERE tbl = $1 AND id = $2 AND account = $3", model.table, serverID, account.name)

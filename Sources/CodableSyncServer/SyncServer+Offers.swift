@@ -91,7 +91,7 @@ extension Postgres.SyncServer {
         // nil: accepted; otherwise why not (the offer's removal is kept either way).
         let refusal: String? = try await log.db.inTransaction { tx in
             // The server's lock first, as revokeShare takes it (before the offer's row).
-            _ = try await tx.textRows("SELECT pg_advisory_xact_lock(\(ServerLog.lock))::text", [])
+            try await ServerLog.lockScopes(tx)
             try await ensureOffers(tx)
             let taken = try await tx.textRows("""
                 DELETE FROM codablesync_offers WHERE tbl = $1 AND id = $2 AND account = $3 AND owner = $4 RETURNING writable::text
@@ -152,7 +152,7 @@ extension Postgres.SyncServer {
     /// race to create it): servers that never offer a share have none.
     private func ensureOffers(_ tx: Postgres.Transaction) async throws {
         guard try await !hasOffersTable(tx) else { return }
-        _ = try await tx.textRows("SELECT pg_advisory_xact_lock(\(ServerLog.lock))::text", [])
+        try await ServerLog.lockScopes(tx)
         try await tx.execute("""
             CREATE TABLE IF NOT EXISTS codablesync_offers (
                 tbl text, id text, account text, owner text, writable boolean NOT NULL, created timestamptz NOT NULL DEFAULT now(),

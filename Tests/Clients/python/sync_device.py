@@ -262,10 +262,14 @@ class Device:
         self.sent = self.received = 0
 
     def sync(self):
-        while self.push_batch():
-            pass
-        while self.pull_batch():
-            pass
+        # Push, then pull; once more when the pull queued rows to push (starting over uploads them).
+        for _ in range(3):
+            while self.push_batch():
+                pass
+            while self.pull_batch():
+                pass
+            if self.db.execute("SELECT count(*) FROM outbox").fetchone()[0] == 0:
+                break
 
     def push_batch(self):
         db = self.db
