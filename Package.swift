@@ -102,7 +102,8 @@ let package = Package(
                 // The server's audit log (SyncAudit).
                 .product(name: "Logging", package: "swift-log", condition: postgres),
             ],
-            resources: [.copy("openapi.yaml")]
+            // The protocol's OpenAPI document, compiled in (SyncHTTPEndpoint.openAPIDocument): no bundle to find at run time.
+            resources: [.embedInCode("openapi.yaml")]
         ),
         // Both sides, for code that is both (tests, tools) and devices that reach PostgreSQL directly.
         .target(

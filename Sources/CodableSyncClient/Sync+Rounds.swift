@@ -67,7 +67,17 @@ extension SQLite.Sync {
         let token: String
         if let resend { token = resend.token } else { token = try await outbox.recordToken(upTo: last.seq) }
         let push = SyncPush(device: state.device, token: token, acknowledged: state.acknowledged, changes: changes)
-        let result = try await transport.push(push)
+        let result: SyncPushResult
+        do {
+            result = try await transport.push(push)
+        } catch SyncError.Code.startOverNeeded {
+            // The server no longer remembers this device's pushes (a copy of an old file, or
+            // offline past its retention): everything is pulled again under a new device id; the
+            // changes not pushed yet stay, and go as the new device's.
+            try await outbox.startOverAsNewDevice()
+            publish(.startingOver(.forgotten))
+            return true
+        }
         // Nothing of an answer that breaks the protocol is applied: the push stays recorded under
         // its token, and is sent again.
         try result.validate(for: push)

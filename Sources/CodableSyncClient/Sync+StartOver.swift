@@ -77,6 +77,11 @@ extension SQLite.Sync {
         /// This device last pulled before the server's tombstone horizon: everything is pulled
         /// again, and the rows the server no longer has are deleted here.
         case offlineTooLong
+        /// The server no longer remembers this device's pushes (the file is a copy of an old
+        /// one, or the device was offline past the server's retention): it goes on under a new
+        /// device id, pulls everything again and deletes the rows the server no longer has; its
+        /// changes not pushed yet are kept and pushed.
+        case forgotten
     }
 }
 
@@ -105,6 +110,16 @@ extension LocalOutbox {
                 DELETE FROM codablesync_seen; DELETE FROM codablesync_skipped; DELETE FROM codablesync_deferred;
                 DELETE FROM codablesync_undecodable;
                 """)
+        }
+    }
+
+    /// ``startOver(_:epoch:)`` (deleting what the server does not send) under a new device id,
+    /// without a push in flight or answered: the server forgot this device's pushes.
+    func startOverAsNewDevice() async throws {
+        try await db.inTransaction { _ in
+            try await startOver(.deleteMissing, epoch: nil)
+            try await setState("device", .text(UUID().uuidString))
+            try await removeState(["token", "token_upto", "acknowledged"])
         }
     }
 

@@ -10,7 +10,7 @@ extension RouterMethods {
     /// (`POST /sync/push`, `POST /sync/pull`, `POST /sync/wait`, `POST /sync/share`,
     /// `POST /sync/unshare`, `GET /sync/account`, `GET /sync/offers`, `POST /sync/accept`,
     /// `POST /sync/decline`), each request's account named by its bearer
-    /// token. Serve it with ``HTTPServerBuilder/syncHTTP1`` for the timeouts a server facing the
+    /// token, and the protocol's OpenAPI document at `GET /sync/openapi.yaml` (no token). Serve it with ``HTTPServerBuilder/syncHTTP1`` for the timeouts a server facing the
     /// internet needs:
     ///
     /// ```swift
@@ -41,6 +41,12 @@ extension RouterMethods {
                 if [408, 413].contains(answer.status) { headers[.connection] = "close" }
                 return Response(status: HTTPResponse.Status(code: answer.status), headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: answer.body)))
             }
+        }
+        // The protocol's description, for anyone (it holds no secret).
+        on(RouterPath("\(path)/openapi.yaml"), method: .get) { _, _ -> Response in
+            Response(
+                status: .ok, headers: [.contentType: "application/yaml"],
+                body: ResponseBody(byteBuffer: ByteBuffer(bytes: SyncHTTPEndpoint.openAPIDocument)))
         }
         return self
     }

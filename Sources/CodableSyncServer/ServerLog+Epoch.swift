@@ -97,5 +97,41 @@ extension Postgres.SyncServer {
         try await install()
         return try await log.compact(deletedBefore: date)
     }
+
+    /// The server's retention, enforced: compacts now and then every `interval`, forgetting
+    /// tombstones and pushes older than `retention`, until the task is cancelled. Every server
+    /// process of a fleet may run it (compactions take the log's order lock, one at a time). A
+    /// compaction that fails (the database unreachable) is tried again at the next interval.
+    ///
+    /// ```swift
+    /// try await withThrowingDiscardingTaskGroup { group in
+    ///     group.addTask { try await syncServer.enforceRetention(.seconds(90 * 86_400)) }
+    ///     group.addTask { try await app.runService() }
+    /// }
+    /// ```
+    ///
+    /// A device offline longer than `retention` starts over when it comes back (it pulls
+    /// everything again; its changes not pushed yet are kept), and so does a copy of a file older
+    /// than it; a push older than it delivered again is refused (`startOverNeeded`).
+    ///
+    /// - Throws: `CancellationError` when cancelled; `SyncError.Code.invalidArgument` for a
+    ///   retention or interval that is not positive.
+    public func enforceRetention(_ retention: Duration, every interval: Duration = .seconds(3_600)) async throws {
+        guard retention > .zero, interval > .zero else {
+            throw SyncError(.invalidArgument, "a retention and its interval must be positive, not \(retention) and \(interval)")
+        }
+        let seconds = Double(retention.components.seconds) + Double(retention.components.attoseconds) / 1e18
+        while true {
+            try Task.checkCancellation()
+            do {
+                try await compact(deletedBefore: Date().addingTimeInterval(-seconds))
+            } catch let error as CancellationError {
+                throw error
+            } catch {
+                // Unreachable now: the next interval tries again.
+            }
+            try await Task.sleep(for: interval)
+        }
+    }
 }
 #endif

@@ -297,7 +297,9 @@ struct ServerLog: Sendable {
     ///   push.
     /// - Otherwise the server knows a push of this device id that the device does not: the file
     ///   is a copy (or a restored backup) of another device's. Its changes are all applied, as a
-    ///   new device's, which the answer names.
+    ///   new device's, which the answer names; unless the push it says was answered is one the
+    ///   ledger no longer keeps (older than the retention, ``compact(deletedBefore:)``):
+    ///   `startOverNeeded`, and the device starts over under a new id.
     ///
     /// With an `account`, a device id or push token another account used is refused
     /// (`unauthorized`) before anything is read or written.
@@ -355,6 +357,17 @@ struct ServerLog: Sendable {
             case (_, let token?) where token == push.acknowledged:
                 start = PushStart(previous: 0, device: push.device, isNewDevice: false)
             default:
+                // A copy names a push the ledger keeps. One that names a push the ledger has
+                // forgotten (older than its retention) may be a copy of an old file, or an old
+                // push delivered again: applying it could bring back values long overwritten.
+                if let acknowledged = push.acknowledged,
+                   try await tx.textRows("SELECT 1::text FROM codablesync_pushes WHERE token = $1", [acknowledged]).isEmpty {
+                    throw SyncError(.startOverNeeded, """
+                        push \(push.token) of device \(push.device) follows push \(acknowledged), which this server no longer \
+                        remembers (older than its retention): the device must pull everything again under a new device id; \
+                        nothing of this push is applied
+                        """)
+                }
                 start = PushStart(previous: 0, device: UUID().uuidString, isNewDevice: true)
             }
         }

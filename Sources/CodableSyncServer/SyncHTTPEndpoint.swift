@@ -62,6 +62,15 @@ public final class SyncHTTPEndpoint: Sendable {
     /// for what protects an account from unwanted shares then.
     public let sharesNeedAcceptance: Bool
 
+    /// The sync protocol's OpenAPI 3.1 document (YAML): every route, body, answer and error, for
+    /// clients in any language. `addSyncRoutes` serves it, without a token, at
+    /// `GET /sync/openapi.yaml`; it is `Sources/CodableSyncServer/openapi.yaml` in the repository.
+    ///
+    /// ```swift
+    /// router.get("sync/openapi.yaml") { _, _ in String(decoding: SyncHTTPEndpoint.openAPIDocument, as: UTF8.self) }
+    /// ```
+    public static let openAPIDocument = Data(PackageResources.openapi_yaml)
+
     /// The largest body taken (64 MiB), read only once the request's token is accepted: a push
     /// of ``SyncPush/maximumChanges`` changes of ordinary values fits many times. A device's
     /// batch of changes must fit in it (its default batch of 500 changes leaves each 128 KiB).

@@ -16,7 +16,7 @@ struct Arguments {
     /// The options that take a value, and the flags (no value), that any command accepts.
     static let valueOptions: Set<String> = [
         "database", "postgres", "postgres-file", "due", "times", "list", "server", "token", "token-file", "port", "host", "with",
-        "label", "lifetime",
+        "label", "lifetime", "retention",
     ]
     static let flagOptions: Set<String> = ["pending", "live", "help", "read-only", "allow-insecure-http", "all"]
     /// The options of the sync's way to the server (`todo sync`, `share`, `unshare`).
@@ -161,8 +161,12 @@ struct Arguments {
                                          List its tokens: id, label, created, expires, last used.
           todo account revoke NAME TOKEN-ID|--all --postgres URL
                                          Stop accepting a token (or every token of the account).
-          todo serve --postgres URL [--port P] [--host H]
+          todo serve --postgres URL [--port P] [--host H] [--retention DAYS]
                                          Serve sync over HTTP (default 127.0.0.1:8080) until Ctrl-C.
+                                         Several on one database serve the same devices. Deletes
+                                         and answered pushes are kept DAYS (default 90); a device
+                                         offline longer receives everything again. The protocol's
+                                         description: GET /sync/openapi.yaml.
 
         Options (before or after the command):
           --database PATH                The database file (default: \(defaultDatabasePath)).

@@ -15,7 +15,8 @@ import Hummingbird
 /// - `todo account add NAME --postgres URL`: an account on the server's database; its bearer token
 ///   is the last line printed (`todo account token NAME` gives another; `tokens` lists them,
 ///   `revoke` stops one, see ``accountUsage``).
-/// - `todo serve --postgres URL --port P [--host H]`: serves sync over HTTP until Ctrl-C.
+/// - `todo serve --postgres URL --port P [--host H] [--retention DAYS]`: serves sync over HTTP
+///   (and the protocol's OpenAPI document) until Ctrl-C, compacting hourly.
 /// - `todo share LIST --with NAME [--read-only]` and `todo unshare LIST --with NAME`, with
 ///   `--server URL --token T`: share a list (and its tasks) with another account, or stop.
 enum ServerCommands {
@@ -124,6 +125,10 @@ enum ServerCommands {
             throw TodoError(description: "--port must be a number from 0 to 65535, not '\(portText)'.")
         }
         let host = arguments.value("host") ?? "127.0.0.1"
+        let retentionText = arguments.value("retention") ?? "90"
+        guard let retentionDays = Int(retentionText), (1...36_500).contains(retentionDays) else {
+            throw TodoError(description: "--retention must be a number of days from 1 to 36500, not '\(retentionText)'.")
+        }
         #if Server
         guard #available(macOS 14, iOS 17, tvOS 17, *) else { throw TodoError(description: "todo serve needs macOS 14 or later.") }
         try await withSyncServer(url) { server in
@@ -135,11 +140,18 @@ enum ServerCommands {
                     let bound = channel.localAddress?.port ?? port
                     say("Serving sync on http://\(host):\(bound) (devices: todo sync --server http://\(host):\(bound) --token TOKEN). Ctrl-C stops.")
                 })
-            try await app.runService()
+            // Tombstones and the push ledger older than the retention are forgotten, hourly.
+            try await withThrowingDiscardingTaskGroup { group in
+                group.addTask { try await server.enforceRetention(.seconds(retentionDays * 86_400)) }
+                group.addTask {
+                    try await app.runService()
+                    throw CancellationError()   // the server stopped: so does the compaction
+                }
+            }
             say("Stopped serving.")
         }
         #else
-        _ = (url, port, host)
+        _ = (url, port, host, retentionDays)
         throw needsTrait("todo serve", trait: "Server")
         #endif
     }

@@ -137,6 +137,7 @@ enum SyncCommand {
         switch why {
         case .serverRestored: "The server was restored from a backup: receiving everything again, and sending what it lost."
         case .offlineTooLong: "Offline longer than the server keeps deletes: receiving everything again."
+        case .forgotten: "The server no longer remembers this copy's pushes: receiving everything again, as a new device."
         }
     }
 

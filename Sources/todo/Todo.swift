@@ -111,7 +111,7 @@ enum Todo {
             try await ServerCommands.account(words, arguments)
             words = []
         case "serve":
-            try arguments.allowOnly(["port", "host"], for: command)
+            try arguments.allowOnly(["port", "host", "retention"], for: command)
             try noMoreWords()
             try await ServerCommands.serve(arguments)
         default:

@@ -291,5 +291,56 @@ struct SyncEvolutionTests {
         #expect(try await a.get(Note.self, id: madeOffline.id) == madeOffline)
         await server.close()
     }
+
+    @Test("past the retention: an old copy of a device's file starts over under a new device id, keeping its change; an old push delivered again is refused and changes nothing")
+    func pushesOlderThanTheRetention() async throws {
+        let server = try await TestServer.shared.freshDatabase()
+        let endpoint = try Postgres.SyncServer(database: server, models: Self.models)
+        let original = try SQLite.Database(path: Self.path())
+        let syncOriginal = try SQLite.Sync(local: original, transport: endpoint, models: Self.models)
+        let first = Note(id: UUID(), text: "first", done: false)
+        try await original.save(first)
+        try await syncOriginal.sync()
+        // A copy of the file now (a backup), and an old push as the network could deliver again.
+        let copyPath = Self.path()
+        try await original.backup(to: copyPath)
+        let oldPush = SyncPush(device: try await syncOriginal.deviceID, token: UUID().uuidString, acknowledged: nil, changes: [])
+        // The original goes on: its later pushes, answered; then the server forgets older pushes.
+        var edited = first
+        for text in ["second", "third"] {
+            edited.text = text
+            try await original.save(edited)
+            try await syncOriginal.sync()
+        }
+        _ = try await endpoint.compact(deletedBefore: Date().addingTimeInterval(60))
+
+        // The copy wakes up with a change of its own, over a value long overwritten.
+        let copy = try SQLite.Database(path: copyPath)
+        let syncCopy = try SQLite.Sync(local: copy, transport: endpoint, models: Self.models)
+        #expect(try await syncCopy.deviceID == syncOriginal.deviceID)
+        let fromCopy = Note(id: UUID(), text: "made on the copy", done: false)
+        try await copy.save(fromCopy)
+        let states = try await Self.states(of: syncCopy) { try await syncCopy.sync() }
+        #expect(states.contains { if case .startingOver(.forgotten) = $0 { true } else { false } }, "\(states)")
+        #expect(try await syncCopy.deviceID != syncOriginal.deviceID, "the copy goes on under a new device id")
+        try await syncCopy.sync()
+        #expect(try await copy.get(Note.self, id: first.id)?.text == "third", "the copy has the server's values")
+        #expect(try await server.get(Note.self, id: fromCopy.id) == fromCopy, "the copy's own change reached the server")
+        #expect(try await server.get(Note.self, id: first.id)?.text == "third", "nothing old came back")
+
+        // An old push of the original (its acknowledged push long forgotten) delivered again.
+        var stale = oldPush
+        stale.acknowledged = UUID().uuidString
+        stale.changes = [SyncChange(table: Note.tableName, id: first.id.uuidString,
+                                    value: String(decoding: try JSONEncoder().encode(first), as: UTF8.self), seq: 1, version: 0)]
+        let refused = await #expect(throws: SyncError.self) { _ = try await endpoint.push(stale) }
+        #expect(refused?.code == .startOverNeeded)
+        #expect(refused?.message.contains("retention") == true, "\(String(describing: refused))")
+        #expect(try await server.get(Note.self, id: first.id)?.text == "third")
+        // The original is not disturbed.
+        try await syncOriginal.sync()
+        #expect(try await original.get(Note.self, id: fromCopy.id) == fromCopy)
+        await server.close()
+    }
 }
 #endif
