@@ -4,12 +4,16 @@ import CodableSyncProtocol
 import Foundation
 
 /// The server's commit signals, shared by every waiting request: one listening stream for the
-/// endpoint (started with the first wait), however many devices wait.
+/// endpoint (started with the first wait), however many devices wait. A wake-up reads, in one
+/// statement, which accounts the new log entries concern, and answers only their waiters: a
+/// commit of one account costs the other accounts' idle devices nothing.
 ///
 /// Sendable: its state is behind a lock.
 final class CommitSignals: Sendable {
     private struct State {
-        var waiters: [UUID: Waiter] = [:]
+        var waiters: [UUID: (account: String, waiter: Waiter)] = [:]
+        /// The log's newest version the last wake-up read: the next reads the entries after it.
+        var seen: Int64 = 0
         var listening: Task<Void, Never>?
         /// Ends once the listening stream is subscribed (or its first try failed).
         var subscribed: Task<Void, Never>?
@@ -96,10 +100,25 @@ final class CommitSignals: Sendable {
         }
     }
 
+    /// Answers the waiters of the accounts the entries since the last wake-up concern (all of
+    /// them when that cannot be told).
     private func deliver() {
-        let waiters = state.withLock { state in
-            defer { state.waiters = [:] }
-            return Array(state.waiters.values)
+        Task { [weak self] in await self?.deliverConcerned() }
+    }
+
+    private func deliverConcerned() async {
+        let since = state.withLock { $0.seen }
+        let concerned: (accounts: Set<String>?, top: Int64)
+        do {
+            concerned = try await server.accountsConcerned(after: since)
+        } catch {
+            concerned = (nil, since)   // unknown: everyone checks
+        }
+        let waiters = state.withLock { state -> [Waiter] in
+            state.seen = max(state.seen, concerned.top)
+            let chosen = state.waiters.filter { concerned.accounts?.contains($0.value.account) ?? true }
+            for key in chosen.keys { state.waiters.removeValue(forKey: key) }
+            return chosen.values.map(\.waiter)
         }
         for waiter in waiters { waiter.answer(true) }
     }
@@ -107,14 +126,14 @@ final class CommitSignals: Sendable {
     /// `true` as soon as `hasNews` says so: at once, or after a commit signal; `false` after
     /// `timeout` (or when cancelled). A signal for rows `hasNews` does not see (another
     /// account's) goes on waiting.
-    func wait(timeout: Duration, hasNews: @escaping @Sendable () async throws -> Bool) async throws -> Bool {
+    func wait(timeout: Duration, account: String, hasNews: @escaping @Sendable () async throws -> Bool) async throws -> Bool {
         // Listening before the first check: a commit after it is heard, even by the first wait.
         await listen()
         let deadline = ContinuousClock.now + timeout
         while true {
             let id = UUID(), waiter = Waiter()
             // Registered first, then checked: a commit in between wakes it.
-            state.withLock { $0.waiters[id] = waiter }
+            state.withLock { $0.waiters[id] = (account, waiter) }
             defer { state.withLock { _ = $0.waiters.removeValue(forKey: id) } }
             if try await hasNews() { return true }
             let timer = Task {

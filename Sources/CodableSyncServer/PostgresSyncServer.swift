@@ -219,15 +219,15 @@ extension Postgres {
                     guard let model = models.first(where: { $0.table == entry.table }), let id = model.canonicalID(entry.id) else { return nil }
                     return (model, id, entry.version, entry.isRemoval)
                 }
-                var values: [String: [String: any Model & Sendable]] = [:]
+                var values: [String: [String: String]] = [:]
                 for model in models {
                     let wanted = Set(resolved.filter { $0.model.table == model.table && !$0.isRemoval }.map(\.id))
-                    if !wanted.isEmpty { values[model.table] = try await model.serverValues(tx, Array(wanted)) }
+                    if !wanted.isEmpty { values[model.table] = try await model.serverJSON(tx, Array(wanted)) }
                 }
-                let changes = try resolved.map { entry in
+                let changes = resolved.map { entry in
                     // A removal (a revoked share) is a delete on the device, whatever the row is here.
                     SyncChange(table: entry.model.table, id: entry.id,
-                               value: entry.isRemoval ? nil : try values[entry.model.table]?[entry.id].map(entry.model.encode), version: entry.version)
+                               value: entry.isRemoval ? nil : values[entry.model.table]?[entry.id], version: entry.version)
                 }
                 return SyncPullResult(
                     changes: changes, version: max(last.version, top ?? 0), more: entries.count == limit, epoch: epoch, horizon: horizon)

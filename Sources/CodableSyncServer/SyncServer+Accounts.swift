@@ -263,6 +263,33 @@ extension Postgres.SyncServer {
         let entries = try await log.changes(after: version, limit: 1, scoped: (ServerScopes(models: models), account.name))
         return entries.contains { !$0.isTop }
     }
+
+    /// The accounts the log's entries after `version` concern (the readers of the rows changed,
+    /// the audience of those deleted, the accounts of removals), and the log's newest version,
+    /// read in one statement: which waiting devices a commit may have news for. `nil` accounts:
+    /// more than `limit` entries, or `version` is 0 (anyone may be concerned).
+    func accountsConcerned(after version: Int64, limit: Int = 2_000) async throws -> (accounts: Set<String>?, top: Int64) {
+        try await install()
+        let rows = try await log.db.textRows("""
+            WITH e AS (SELECT version, tbl, id, deleted FROM codablesync_changes WHERE version > $1::bigint ORDER BY version LIMIT $2::int + 1)
+            SELECT 'top', greatest((SELECT max(version) FROM codablesync_changes), (SELECT max(version) FROM codablesync_removals), $1::bigint)::text
+            UNION ALL SELECT 'entries', count(*)::text FROM e
+            UNION ALL SELECT DISTINCT 'account', a FROM (
+                SELECT unnest(codablesync_readers(e.tbl, e.id)) AS a FROM e WHERE NOT e.deleted AND (SELECT count(*) FROM e) <= $2::int
+                UNION SELECT unnest(d.accounts) FROM e JOIN codablesync_audience d ON d.tbl = e.tbl AND d.id = e.id WHERE e.deleted
+                UNION SELECT r.account FROM codablesync_removals r WHERE r.version > $1::bigint) x
+            """, [String(max(version, 0)), String(limit)])
+        var top = version, entries = 0, accounts = Set<String>()
+        for row in rows where row.count == 2 {
+            guard let kind = row[0], let value = row[1] else { continue }
+            switch kind {
+            case "top": top = Int64(value) ?? version
+            case "entries": entries = Int(value) ?? 0
+            default: accounts.insert(value)
+            }
+        }
+        return (version > 0 && entries <= limit ? accounts : nil, top)
+    }
 }
 
 /// ``Postgres/SyncServer/transport(for:)``.

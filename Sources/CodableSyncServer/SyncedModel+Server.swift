@@ -14,6 +14,52 @@ extension SyncedModel {
         try await values(modelType, db, ids)
     }
 
+    /// The values stored under these (canonical) ids as changes carry them (JSON text), by
+    /// canonical id, for a pull. A row the server's model cannot decode (written with SQL, or by
+    /// a newer app version) goes as it is stored (PostgreSQL's JSON of the row), for the devices
+    /// to read if their model can, or to keep aside: one such row never stops a pull.
+    func serverJSON(_ db: any Postgres.Queryable, _ ids: [String]) async throws -> [String: String] {
+        do {
+            return try await serverValues(db, ids).mapValues(encode)
+        } catch let error as CancellationError {
+            throw error
+        } catch {
+            guard ids.count > 1 else { return try await storedJSON(db, ids, failure: error) }
+            var json: [String: String] = [:]
+            for id in ids {
+                do {
+                    json.merge(try await serverValues(db, [id]).mapValues(encode)) { _, new in new }
+                } catch let error as CancellationError {
+                    throw error
+                } catch {
+                    json.merge(try await storedJSON(db, [id], failure: error)) { _, new in new }
+                }
+            }
+            return json
+        }
+    }
+
+    /// The rows as PostgreSQL stores them (`row_to_json`), by canonical id; `failure` (the
+    /// model's error) again when not even that can be read.
+    private func storedJSON(_ db: any Postgres.Queryable, _ ids: [String], failure: any Error) async throws -> [String: String] {
+        let id = ModelReflection.quotedID
+        let rows: [[String?]]
+        do {
+            rows = try await db.textRows("""
+                SELECT t.\(id)::text, row_to_json(t)::text FROM \(SQLName.quoted(table)) t
+                WHERE t.\(id) = ANY($1::text[]::\(serverIDType)[])
+                """, [ServerLog.arrayLiteral(ids)])
+        } catch {
+            throw failure
+        }
+        var json: [String: String] = [:]
+        for row in rows where row.count == 2 {
+            guard let text = row[0], let canonical = canonicalID(text), let value = row[1] else { continue }
+            json[canonical] = value
+        }
+        return json
+    }
+
     /// Saves pushed values in the push's transaction (related values only created when missing,
     /// as on devices).
     func saveServer(_ tx: Postgres.Transaction, _ values: [any Model & Sendable]) async throws {

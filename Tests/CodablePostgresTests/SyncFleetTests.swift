@@ -281,6 +281,37 @@ extension SyncFleetTests {
             #expect(try await waiting.value == "200 changed: true", "the long poll on the other server was woken")
         }
     }
+
+    @Test("a long poll is answered for its own account's news only: another account's commits leave it waiting, its own (or a share) wake it")
+    func targetedWakeUps() async throws {
+        try await Self.withServers(1) { servers, urls, _ in
+            let alice = try await servers[0].addAccount("alice"), bob = try await servers[0].addAccount("bob")
+            let aliceDevice = try Self.device(urls, token: alice.token), bobDevice = try Self.device(urls, token: bob.token)
+            let list = List(id: UUID(), name: "alice's", items: [Item(id: UUID(), title: "first")])
+            _ = try await aliceDevice.db.save(list)
+            try await aliceDevice.sync.sync()
+            try await bobDevice.sync.sync()
+            let top = try await HTTPSyncTransport(server: urls[0], token: bob.token).pull(SyncPull(device: UUID().uuidString, after: 0, limit: 10_000)).version
+
+            /// Bob's long poll after `top`, answered "changed" or not within `seconds`.
+            func bobWaits(_ seconds: Double, while act: () async throws -> Void) async throws -> Bool {
+                let body = try JSONEncoder().encode(SyncHTTP.WaitRequest(after: top, timeout: seconds))
+                let waiting = Task { try await SyncHTTPTests.request(urls[0], "wait", token: bob.token, body: body).json["changed"] as? Bool == true }
+                try await act()
+                return try await waiting.value
+            }
+            // Alice's commits are not bob's news: his poll runs to its timeout, unanswered.
+            let woken = try await bobWaits(2) {
+                for index in 0..<5 {
+                    _ = try await aliceDevice.db.save(Item(id: UUID(), title: "alice \(index)"))
+                    try await aliceDevice.sync.sync()
+                }
+            }
+            #expect(!woken, "bob's long poll was answered for alice's commits")
+            // A share brings bob news: his poll is answered.
+            #expect(try await bobWaits(30) { try await HTTPSyncTransport(server: urls[0], token: alice.token).share(list, with: bob.account) })
+        }
+    }
 }
 #endif
 #endif

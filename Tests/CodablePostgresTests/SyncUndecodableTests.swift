@@ -136,5 +136,35 @@ struct SyncUndecodableTests {
         // The push's own value came back in the pull: nothing is kept aside any more.
         #expect(try await sync.undecodableRows().isEmpty)
     }
+
+    @Test("a row the server's own model cannot decode stops no pull: it goes to the devices as stored, older ones keep it aside, a newer one reads it")
+    func rowTheServerCannotDecode() async throws {
+        let server = try await TestServer.shared.freshDatabase()
+        // The server runs the older app version's model.
+        let endpoint = try Postgres.SyncServer(database: server, models: [Job.self])
+        let writer = try SQLite.Database(path: Self.temporaryPath()), reader = try SQLite.Database(path: Self.temporaryPath())
+        let syncWriter = try SQLite.Sync(local: writer, transport: endpoint, models: [Job.self])
+        let syncReader = try SQLite.Sync(local: reader, transport: endpoint, models: [Job.self])
+        let plain = Job(id: UUID(), title: "plain", priority: .low)
+        try await writer.save(plain)
+        try await syncWriter.sync()
+        // Server-side code of a newer app version writes a value the server's model cannot read.
+        let urgent = NewerJob(id: UUID(), title: "urgent", priority: .urgent)
+        try await server.save(urgent)
+        let later = Job(id: UUID(), title: "later", priority: .high)
+        try await writer.save(later)
+        try await syncWriter.sync()   // its pull brings the urgent row too: threw before, for every device
+
+        let states = try await SyncEvolutionTests.states(of: syncReader) { try await syncReader.sync() }
+        #expect(try await reader.get(Job.self).map(\.title).sorted() == ["later", "plain"])
+        #expect(states.contains { if case .undecodable(let row) = $0 { row.id == urgent.id.uuidString } else { false } }, "\(states)")
+        #expect(try await syncReader.undecodableRows().map(\.id) == [urgent.id.uuidString])
+        // A newer app version's device reads the row as the server stores it.
+        let newer = try SQLite.Database(path: Self.temporaryPath())
+        try await SQLite.Sync(local: newer, transport: endpoint, models: [NewerJob.self]).sync()
+        #expect(try await newer.get(NewerJob.self, id: urgent.id) == urgent)
+        #expect(try await newer.count(NewerJob.self) == 3)
+        await server.close()
+    }
 }
 #endif
