@@ -171,7 +171,8 @@ struct LocalOutbox: Sendable {
         try await db.inTransaction { tx in
             _ = try await tx.write("DELETE FROM codablesync_outbox WHERE seq <= :seq AND \(ownEntries)", arguments: ["seq": .integer(seq)])
             for row in rows where !refusedRows.contains(SyncedModel.Row(table: row.table, id: row.id)) {
-                for list in ["codablesync_skipped", "codablesync_refused"] {
+                // A row kept aside (undecodable) is now this device's value on the server too.
+                for list in ["codablesync_skipped", "codablesync_refused", "codablesync_undecodable"] {
                     _ = try await tx.write(
                         "DELETE FROM \(list) WHERE tbl = :table AND id = :id", arguments: ["table": .text(row.table), "id": .text(row.id)])
                 }

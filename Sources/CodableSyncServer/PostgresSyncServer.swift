@@ -194,8 +194,11 @@ extension Postgres {
             return try await log.db.inTransaction { tx -> SyncPullResult in
                 try await tx.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
                 try await tx.execute("SET LOCAL statement_timeout = \(Self.statementTimeoutMilliseconds)")
+                // After version 0, the device's own pushes are left out (it has them); from 0 (a
+                // new device, or one starting over, which must see every row) nothing is.
                 var entries = try await log.changes(
-                    after: pull.after, limit: limit, scoped: account.map { (ServerScopes(models: models), $0) }, in: tx)
+                    after: pull.after, limit: limit, scoped: account.map { (ServerScopes(models: models), $0) },
+                    excludingOrigin: pull.after > 0 ? pull.device : nil, in: tx)
                 // An answer that saw the whole log ends at its newest version.
                 let top = entries.last?.isTop == true ? entries.removeLast().version : nil
                 let (epoch, horizon, ahead) = try await log.epoch(after: pull.after, deviceEpoch: pull.epoch, in: tx)

@@ -80,6 +80,9 @@ struct ServerLog: Sendable {
             try await tx.execute("ALTER TABLE codablesync_changes ADD COLUMN IF NOT EXISTS pending boolean")
             try await tx.execute("ALTER TABLE codablesync_changes ALTER COLUMN pending SET DEFAULT true")
             try await tx.execute("CREATE INDEX IF NOT EXISTS codablesync_changes_pending ON codablesync_changes (version) WHERE pending")
+            // The device whose push wrote the row as it is stored (its pulls leave the entry out:
+            // it has that value); NULL for any other change, side effects of a push included.
+            try await tx.execute("ALTER TABLE codablesync_changes ADD COLUMN IF NOT EXISTS pushed_by text")
             // When each change was logged, for the tombstone horizon (logs made before it: now).
             try await tx.execute("ALTER TABLE codablesync_changes ADD COLUMN IF NOT EXISTS at timestamptz NOT NULL DEFAULT now()")
             // The server's own id (its part of the epoch) and the tombstone horizon.
@@ -206,7 +209,8 @@ struct ServerLog: Sendable {
     /// arithmetic on them can overflow. Read in `db`: a pull's transaction, so that the log, the
     /// epoch and the values are of one snapshot.
     func changes(
-        after version: Int64, limit: Int, scoped: (scopes: ServerScopes, account: String)? = nil, in db: (any Postgres.Queryable)? = nil
+        after version: Int64, limit: Int, scoped: (scopes: ServerScopes, account: String)? = nil, excludingOrigin device: String? = nil,
+        in db: (any Postgres.Queryable)? = nil
     ) async throws -> [Change] {
         let db = db ?? self.db
         let version = max(version, 0), limit = max(limit, 1)
@@ -215,8 +219,10 @@ struct ServerLog: Sendable {
             arguments.append(value)
             return "$\(arguments.count)"
         }
+        // A device's own pushes (the rows stored as it pushed them) do not go back to it.
+        let others = device.map { " AND c.pushed_by IS DISTINCT FROM \(parameter($0))" } ?? ""
         var prefix = "WITH"
-        var entries = "SELECT c.version, c.tbl, c.id, c.deleted, 'change' AS kind FROM codablesync_changes c WHERE c.version > $1::bigint"
+        var entries = "SELECT c.version, c.tbl, c.id, c.deleted, 'change' AS kind FROM codablesync_changes c WHERE c.version > $1::bigint\(others)"
         if let (scopes, account) = scoped {
             // A small scope (a user's rows) is looked up in the log row by row (its index on
             // tbl, id); a scope about as large as the log's entries after `version` is joined with
@@ -236,18 +242,18 @@ struct ServerLog: Sendable {
                 ? """
                     SELECT c.version, c.tbl, c.id, c.deleted, 'change' AS kind FROM in_scope s CROSS JOIN LATERAL (
                         SELECT version, tbl, id, deleted FROM codablesync_changes c
-                        WHERE c.tbl = s.tbl AND c.id = (s.id COLLATE "default") AND c.version > $1::bigint) c
+                        WHERE c.tbl = s.tbl AND c.id = (s.id COLLATE "default") AND c.version > $1::bigint\(others)) c
                     """
                 : """
                     SELECT c.version, c.tbl, c.id, c.deleted, 'change' AS kind FROM codablesync_changes c
-                    JOIN in_scope s ON s.tbl = c.tbl AND s.id = c.id WHERE c.version > $1::bigint
+                    JOIN in_scope s ON s.tbl = c.tbl AND s.id = c.id WHERE c.version > $1::bigint\(others)
                     """
             entries = """
                 \(inScope)
                 UNION
                 SELECT c.version, c.tbl, c.id, c.deleted, 'change' FROM codablesync_changes c
                 JOIN codablesync_audience a ON a.tbl = c.tbl AND a.id = c.id
-                WHERE c.version > $1::bigint AND c.deleted AND \(account) = ANY(a.accounts)
+                WHERE c.version > $1::bigint AND c.deleted AND \(account) = ANY(a.accounts)\(others)
                 UNION ALL
                 SELECT r.version, r.tbl, r.id, true, 'removal' FROM codablesync_removals r
                 WHERE r.account = \(account) AND r.version > $1::bigint AND NOT EXISTS (SELECT 1 FROM in_scope s WHERE s.tbl = r.tbl AND s.id = r.id)
@@ -451,6 +457,16 @@ struct ServerLog: Sendable {
         try await tx.execute("""
             INSERT INTO codablesync_changes (tbl, id, deleted, origin) SELECT $1, unnest($2::text[]), false, NULL
             """, table, Self.arrayLiteral(ids))
+    }
+
+    /// Marks the log entries of rows a push stored as the device sent them (in its transaction):
+    /// that device's pulls leave them out. Rows the push changed otherwise (merged, links
+    /// dropped, deletes kept) and its side effects on other rows are not marked.
+    func markPushed(_ tx: Postgres.Transaction, table: String, ids: [String], device: String) async throws {
+        guard !ids.isEmpty else { return }
+        try await tx.execute("""
+            UPDATE codablesync_changes SET pushed_by = $3 WHERE tbl = $1 AND id = ANY($2::text[]) AND origin = $3
+            """, table, Self.arrayLiteral(ids), device)
     }
 
     /// A trigger's name within PostgreSQL's 63 bytes (a longer one would be cut, and two triggers

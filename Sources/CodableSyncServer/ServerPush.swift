@@ -102,7 +102,13 @@ struct ServerPush {
             }
         }
         let applied = rewritten.filter { refused[$0] == nil }
+        // Rows stored as pushed are not sent back to this device (deletes the foreign keys kept
+        // were logged again already, by no device); those stored otherwise are logged again, for
+        // every device (this one too).
+        let asPushed = changes.filter { refused[$0.row] == nil && !rewritten.contains($0.row) }
         for model in models {
+            try await log.markPushed(
+                tx, table: model.table, ids: asPushed.filter { $0.model.table == model.table }.map { model.serverText($0.id) }, device: device)
             try await log.relog(tx, table: model.table, ids: applied.filter { $0.table == model.table }.map { model.serverText($0.id) })
         }
         return SyncPushResult(

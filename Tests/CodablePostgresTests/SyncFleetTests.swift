@@ -159,6 +159,30 @@ struct SyncFleetTests {
         #expect(try await b.db.get(Note.self) == [stored])
         await server.close()
     }
+
+    @Test("a device's own pushes do not come back to it in full: its next pull leaves them out, other devices get them, and a start from version 0 gets everything")
+    func ownChangesAreNotDownloadedAgain() async throws {
+        let server = try await TestServer.shared.freshDatabase()
+        let endpoint = try Postgres.SyncServer(database: server, models: SyncTests.models)
+        let other = Note(id: UUID(), text: "from elsewhere", done: false)
+        _ = try await endpoint.push(SyncPush(device: "other", token: UUID().uuidString, acknowledged: nil, changes: [
+            SyncChange(table: Note.tableName, id: other.id.uuidString, value: String(decoding: try JSONEncoder().encode(other), as: UTF8.self), seq: 1),
+        ]))
+        let first = try await endpoint.pull(SyncPull(device: "mine", after: 0, limit: 100))
+        let mine = (0..<3).map { Note(id: UUID(), text: "mine \($0)", done: false) }
+        _ = try await endpoint.push(SyncPush(device: "mine", token: UUID().uuidString, acknowledged: nil, changes: try mine.enumerated().map { index, note in
+            SyncChange(table: Note.tableName, id: note.id.uuidString, value: String(decoding: try JSONEncoder().encode(note), as: UTF8.self),
+                       seq: Int64(index + 1), version: first.version)
+        }))
+        let again = try await endpoint.pull(SyncPull(device: "mine", after: first.version, limit: 100))
+        #expect(again.changes.isEmpty, "its own rows came back: \(again.changes.map(\.id))")
+        #expect(again.version > first.version, "the device's version still moves past its own pushes")
+        let elsewhere = try await endpoint.pull(SyncPull(device: "other", after: first.version, limit: 100))
+        #expect(Set(elsewhere.changes.map(\.id)) == Set(mine.map(\.id.uuidString)))
+        let fromZero = try await endpoint.pull(SyncPull(device: "mine", after: 0, limit: 100))
+        #expect(fromZero.changes.count == 4, "from version 0 (starting over) a device gets every row, its own too")
+        await server.close()
+    }
 }
 
 #if Server
