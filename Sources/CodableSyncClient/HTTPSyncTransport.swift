@@ -35,7 +35,7 @@ public struct HTTPSyncTransport: SyncTransport {
     /// The session the requests go through: this transport's own, with the configuration of the
     /// session given to the initializer, and a delegate that enforces the limits.
     var session: URLSession { connection.session }
-    private let connection: Connection
+    let connection: Connection
     /// How long one long poll waits on the server (seconds).
     public let waitTimeout: Double
     /// The largest answer taken, in bytes (64 MiB unless the initializer says otherwise): a
@@ -54,8 +54,12 @@ public struct HTTPSyncTransport: SyncTransport {
     /// let transport = HTTPSyncTransport(server: URL(string: "http://10.0.0.5:8080/sync")!, token: token, allowsInsecureHTTP: true)
     /// ```
     public let allowsInsecureHTTP: Bool
+    /// Whether a running device listens to the server's event stream (live pushes, `GET
+    /// …/events`), falling back to long polls where the server has none; `false`: long polls
+    /// only (for a proxy that buffers streamed answers). `true` unless the initializer says so.
+    public let usesEvents: Bool
     /// The version of the last pull answered, for the long polls.
-    private let lastVersion = PulledVersion()
+    let lastVersion = PulledVersion()
 
     /// A failure of the server or of the way to it, which may pass: `run()` tries again.
     public struct Failure: Swift.Error, Sendable, CustomStringConvertible {
@@ -75,14 +79,17 @@ public struct HTTPSyncTransport: SyncTransport {
     ///   - maximumAnswerSize: the largest answer taken, in bytes (see ``maximumAnswerSize``).
     ///   - allowsInsecureHTTP: whether `http://` to another machine is allowed (see
     ///     ``allowsInsecureHTTP``).
+    ///   - usesEvents: whether a running device listens to the server's event stream (see
+    ///     ``usesEvents``).
     ///
     /// ```swift
     /// let transport = HTTPSyncTransport(server: URL(string: "https://sync.example.com/sync")!, token: token)
     /// ```
     public init(
         server: URL, token: String, session: URLSession = .shared, waitTimeout: Double = 25,
-        maximumAnswerSize: Int = 64 << 20, allowsInsecureHTTP: Bool = false
+        maximumAnswerSize: Int = 64 << 20, allowsInsecureHTTP: Bool = false, usesEvents: Bool = true
     ) {
+        self.usesEvents = usesEvents
         self.server = server
         self.token = token
         self.waitTimeout = waitTimeout.isNaN ? 25 : min(max(waitTimeout, 1), 60)
@@ -106,12 +113,25 @@ public struct HTTPSyncTransport: SyncTransport {
         return answer
     }
 
-    /// Long polls: one request at a time waits until the server may have changes for this
-    /// account, then signals; a failed poll ends the stream with its error (`run()` goes on
-    /// polling every `pollInterval` meanwhile, and asks again).
+    /// Live pushes: the server's event stream (`GET …/events`, server-sent events) signals each
+    /// time it may have changes for this account; where the server has none (404: an older
+    /// server) or it fails, long polls (`POST …/wait`): one request at a time waits until the
+    /// server may have changes, then signals. A stream that ends, or a failed poll, ends this
+    /// stream (`run()` goes on polling every `pollInterval` meanwhile, and asks again).
     public func serverChanges() async throws -> AsyncThrowingStream<Void, any Swift.Error>? {
         let (stream, continuation) = AsyncThrowingStream<Void, any Swift.Error>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let polling = Task {
+            do {
+                if usesEvents {
+                    try await listenForEvents { continuation.yield() }
+                    throw Failure(status: nil, message: "the sync server ended its event stream")
+                }
+            } catch is EventsUnavailable {
+                // Long polling below.
+            } catch {
+                continuation.finish(throwing: error)
+                return
+            }
             do {
                 while !Task.isCancelled {
                     let (after, pulls) = lastVersion.value
@@ -218,7 +238,7 @@ public struct HTTPSyncTransport: SyncTransport {
 
     /// The server's origin, once its URL is one the token may go to: `https://`, or `http://` to
     /// this machine (or anywhere, with ``allowsInsecureHTTP``).
-    private func checkedOrigin() throws -> Origin {
+    func checkedOrigin() throws -> Origin {
         guard let origin = Origin(server), origin.scheme == "https" || origin.scheme == "http" else {
             throw SQLite.Sync.Error(.invalidArgument, "the sync server's URL must be https:// (or http:// to this machine), not \(server.absoluteString)")
         }
@@ -285,7 +305,7 @@ struct Origin: Hashable, Sendable, CustomStringConvertible {
 
 /// A transport's session, invalidated when the last copy of the transport is gone (a session
 /// keeps its delegate until then).
-private final class Connection: Sendable {
+final class Connection: Sendable {
     let session: URLSession
     let collector: AnswerCollector
 
@@ -305,7 +325,7 @@ private final class Connection: Sendable {
 /// continuation once, when its task completes.
 ///
 /// Sendable: its state is behind a lock; its own constant otherwise.
-private final class AnswerCollector: NSObject, URLSessionDataDelegate, Sendable {
+final class AnswerCollector: NSObject, URLSessionDataDelegate, Sendable {
     private struct Request {
         let continuation: CheckedContinuation<(Data, URLResponse), any Swift.Error>
         let origin: Origin
@@ -317,6 +337,8 @@ private final class AnswerCollector: NSObject, URLSessionDataDelegate, Sendable 
     }
 
     private let requests = Locked<[Int: Request]>([:])
+    /// The event streams under way (``HTTPSyncTransport/listenForEvents(_:)``), by task.
+    let listeners = Locked<[Int: EventListener]>([:])
 
     /// Collects the answer of `task`, not started yet, for `continuation`.
     func collect(_ task: URLSessionTask, origin: Origin, limit: Int, _ continuation: CheckedContinuation<(Data, URLResponse), any Swift.Error>) {
@@ -324,6 +346,10 @@ private final class AnswerCollector: NSObject, URLSessionDataDelegate, Sendable 
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        if let listener = listeners.withLock({ $0[dataTask.taskIdentifier] }) {
+            if !listener.receive(data, response: dataTask.response) { RunningRequest.cancelLater(dataTask) }
+            return
+        }
         let claimed = dataTask.response?.expectedContentLength ?? -1
         let tooLarge = requests.withLock { requests -> Bool in
             let id = dataTask.taskIdentifier
@@ -362,6 +388,10 @@ private final class AnswerCollector: NSObject, URLSessionDataDelegate, Sendable 
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Swift.Error)?) {
+        if let listener = listeners.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) {
+            listener.end(error, response: task.response)
+            return
+        }
         guard let request = requests.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
         if let refusal = request.refusal {
             request.continuation.resume(throwing: refusal)
@@ -378,7 +408,7 @@ private final class AnswerCollector: NSObject, URLSessionDataDelegate, Sendable 
 /// A request's `URLSessionTask`, cancelled at most once, never on the cancelling thread.
 ///
 /// Sendable: its state is behind a lock; `URLSessionTask`'s methods may be called from any thread.
-private final class RunningRequest: Sendable {
+final class RunningRequest: Sendable {
     private let state = Locked<(task: URLSessionTask?, cancelled: Bool)>((nil, false))
 
     /// Starts `task`, or cancels it at once when the request was cancelled before it started.
@@ -416,7 +446,7 @@ private struct UncheckedTask: @unchecked Sendable {  // URLSessionTask is docume
 /// The version of a transport's last pull, and the long poll waiting for the next pull.
 ///
 /// Sendable: its state is behind a lock.
-private final class PulledVersion: Sendable {
+final class PulledVersion: Sendable {
     private struct State {
         var version: Int64 = 0
         /// How many pulls were answered.

@@ -10,7 +10,9 @@ extension RouterMethods {
     /// (`POST /sync/push`, `POST /sync/pull`, `POST /sync/wait`, `POST /sync/share`,
     /// `POST /sync/unshare`, `GET /sync/account`, `GET /sync/offers`, `POST /sync/accept`,
     /// `POST /sync/decline`), each request's account named by its bearer
-    /// token, and the protocol's OpenAPI document at `GET /sync/openapi.yaml` (no token). Serve it with ``HTTPServerBuilder/syncHTTP1`` for the timeouts a server facing the
+    /// token; live pushes at `GET /sync/events` (server-sent events,
+    /// ``SyncHTTPEndpoint/events(authorization:after:)``), and the protocol's OpenAPI document at
+    /// `GET /sync/openapi.yaml` (no token). Serve it with ``HTTPServerBuilder/syncHTTP1`` for the timeouts a server facing the
     /// internet needs:
     ///
     /// ```swift
@@ -40,6 +42,20 @@ extension RouterMethods {
                 // A refused body may be unread: the connection cannot carry another request.
                 if [408, 413].contains(answer.status) { headers[.connection] = "close" }
                 return Response(status: HTTPResponse.Status(code: answer.status), headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: answer.body)))
+            }
+        }
+        // Live pushes: server-sent events until the client goes.
+        on(RouterPath("\(path)/events"), method: .get) { request, _ -> Response in
+            let after = request.uri.queryParameters["after"].map(String.init)
+            switch await endpoint.events(authorization: request.headers[.authorization], after: after) {
+            case .refused(let answer):
+                return Response(
+                    status: HTTPResponse.Status(code: answer.status), headers: [.contentType: answer.contentType],
+                    body: ResponseBody(byteBuffer: ByteBuffer(bytes: answer.body)))
+            case .stream(let chunks):
+                return Response(
+                    status: .ok, headers: [.contentType: "text/event-stream", .cacheControl: "no-store"],
+                    body: ResponseBody(asyncSequence: chunks.map { ByteBuffer(bytes: $0) }))
             }
         }
         // The protocol's description, for anyone (it holds no secret).

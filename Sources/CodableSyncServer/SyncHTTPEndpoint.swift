@@ -51,9 +51,9 @@ public final class SyncHTTPEndpoint: Sendable {
 
     public let server: Postgres.SyncServer
     private let authenticate: @Sendable (String) async throws -> SyncAccount?
-    private let signals: CommitSignals
+    let signals: CommitSignals
     /// Requests under way per account and route, for ``limits``.
-    private let running = Locked<[RunningKey: Int]>([:])
+    let running = Locked<[RunningKey: Int]>([:])
     /// The caps this endpoint enforces.
     public let limits: Limits
     /// Whether ``Route/share`` offers the share (``Postgres/SyncServer/offerShare(table:id:with:access:by:)``),
@@ -110,7 +110,7 @@ public final class SyncHTTPEndpoint: Sendable {
         }
     }
 
-    private struct RunningKey: Hashable {
+    struct RunningKey: Hashable {
         let account: String
         let kind: Int
     }
@@ -212,7 +212,7 @@ public final class SyncHTTPEndpoint: Sendable {
     }
 
     /// The account of the `Authorization` header's bearer token; refusals are audited.
-    private func account(_ authorization: String?) async throws -> SyncAccount {
+    func account(_ authorization: String?) async throws -> SyncAccount {
         guard let header = authorization, header.count <= 4096, header.lowercased().hasPrefix("bearer "),
               case let token = header.dropFirst(7).trimmingCharacters(in: .whitespaces), !token.isEmpty else {
             throw SyncError(.unauthorized, "the request has no bearer token (Authorization: Bearer <token>)")

@@ -264,6 +264,15 @@ extension Postgres.SyncServer {
         return entries.contains { !$0.isTop }
     }
 
+    /// The log's newest version (changes and removals).
+    func newestVersion() async throws -> Int64 {
+        try await install()
+        let row = try await log.db.textRows("""
+            SELECT greatest((SELECT max(version) FROM codablesync_changes), (SELECT max(version) FROM codablesync_removals), 0)::text
+            """, []).first
+        return row?.first?.flatMap { Int64($0) } ?? 0
+    }
+
     /// The accounts the log's entries after `version` concern (the readers of the rows changed,
     /// the audience of those deleted, the accounts of removals), and the log's newest version,
     /// read in one statement: which waiting devices a commit may have news for. `nil` accounts:

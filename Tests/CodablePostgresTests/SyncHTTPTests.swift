@@ -172,5 +172,57 @@ struct SyncHTTPTests {
             #expect(try await SyncScopesTests.titles(bobDevice.db).isEmpty)
         }
     }
+
+    @Test("live pushes: a running device hears another device's commit on its event stream (and by long polls where it does not listen); a stream needs a token and counts toward the account's cap")
+    func liveOverEvents() async throws {
+        try await SyncSecurityTests.withHTTPEndpoint(models: SyncScopesTests.models, limits: .init(waitsPerAccount: 2)) { endpoint, server, url, _ in
+            let alice = try await server.addAccount("alice")
+            let writer = try Self.device(url, token: alice.token)
+            for usesEvents in [true, false] {
+                let path = FileManager.default.temporaryDirectory.appendingPathComponent("events-\(UUID().uuidString).sqlite").path
+                let db = try SQLite.Database(path: path)
+                let transport = HTTPSyncTransport(server: url, token: alice.token, usesEvents: usesEvents)
+                let reader = try SQLite.Sync(local: db, transport: transport, models: SyncScopesTests.models, pollInterval: .seconds(3_600))
+                let values = db.observe(Filter<Item>())
+                var iterator = values.makeAsyncIterator()
+                let running = Task { try await reader.run() }
+                defer { running.cancel() }
+                let title = "live \(usesEvents ? "event" : "poll")"
+                _ = try await writer.db.save(Item(id: UUID(), title: title))
+                try await writer.sync.sync()
+                // Waits for the reader's database to change (an hour's poll interval: only a
+                // signal from the server brings it; the hang limit ends a stall).
+                while let items = try await iterator.next(), !items.map(\.title).contains(title) {}
+            }
+
+            // The stream needs a token, and a version that is one.
+            let noToken = try await Self.request(url, "events", token: nil, body: nil)
+            #expect(noToken.status == 401 && noToken.json["error"] as? String == "unauthorized")
+            guard case .refused(let badVersion) = await endpoint.events(authorization: "Bearer \(alice.token)", after: "-1") else {
+                Issue.record("a negative version was taken")
+                return
+            }
+            #expect(badVersion.status == 400)
+            // Two streams are the cap here (with long polls): the third is refused at once. (An
+            // account of its own: the readers' streams above end when the server notices.)
+            let carol = try await server.addAccount("carol")
+            var held: [AsyncStream<Data>] = []
+            for _ in 0..<2 {
+                guard case .stream(let stream) = await endpoint.events(authorization: "Bearer \(carol.token)", after: "0") else {
+                    Issue.record("a stream within the cap was refused")
+                    return
+                }
+                held.append(stream)
+            }
+            var first = held[0].makeAsyncIterator()
+            #expect(String(decoding: try #require(await first.next()), as: UTF8.self) == ": listening\n\n")
+            guard case .refused(let third) = await endpoint.events(authorization: "Bearer \(carol.token)", after: "0") else {
+                Issue.record("a third stream was admitted")
+                return
+            }
+            #expect(third.status == 429)
+            held.removeAll()
+        }
+    }
 }
 #endif
