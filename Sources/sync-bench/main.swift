@@ -6,8 +6,8 @@
 //
 //  1. initial sync: one device pushes N rows (default 100,000), a new device of the account pulls
 //     them all: rows per second each way;
-//  2. device to device: a running device (long polling) gets another device's saved row: median
-//     and p99 over 200 rows;
+//  2. device to device: a running device (live pushes: the server's event stream) gets another
+//     device's saved row: median and p99 over 200 rows;
 //  3. many accounts: A accounts (default 1,000) × 3 devices, each account's first device pushes 10
 //     rows and the two others pull them: syncs per second, and the CPU time of the PostgreSQL
 //     server's processes and of this process (the HTTP server and the devices) per sync;
@@ -16,7 +16,11 @@
 //  5. one account floods: 8 tasks of one account send the largest pushes the protocol takes
 //     (SyncPush.maximumChanges changes each), as fast as they are answered, while a device of
 //     another account saves a row and syncs 20 times: its rounds' median and longest time, and
-//     how many of the flood's requests the server refused (429) or applied.
+//     how many of the flood's requests the server refused (429) or applied;
+//  6. idle live devices: one event stream per account of scenario 3 (1,000) on raw sockets: the
+//     process's resident memory they add (the server's: a socket costs the client a descriptor
+//     only), then a commit of one account: how long until its stream hears it, and how many of
+//     the other streams heard anything (targeted wake-ups: none).
 //
 // Devices and server share this machine's cores: the numbers are a floor for a server of its own.
 import Foundation
@@ -151,7 +155,7 @@ func run(postgresURL: String) async throws {
         latencies.append(seconds(ContinuousClock.now - started))
     }
     print("device to device over HTTP: median \(milliseconds(percentile(latencies, 0.5))), p99 \(milliseconds(percentile(latencies, 0.99))) "
-          + "(\(latencies.count) rows: save, push, the other device's long poll, pull, apply)")
+          + "(\(latencies.count) rows: save, push, the other device's event, pull, apply)")
     live.cancel()
 
     // 3. Many accounts.
@@ -261,6 +265,30 @@ func run(postgresURL: String) async throws {
     let counts = floodCounts.withLock { $0 }
     print("one account floods (8 tasks, pushes of \(SyncPush.maximumChanges) changes): another account's round median \(milliseconds(percentile(rounds, 0.5))), "
           + "longest \(milliseconds(rounds.max() ?? .nan)) (20 rounds); the flood: \(counts.applied) pushes applied, \(counts.refused) refused (429), \(counts.failed) failed")
+
+    // 6. Idle live devices, one per account: their streams' memory, then one account's commit.
+    raiseDescriptorLimit()
+    // Devices up to date: the log's newest version (an account's whole pull ends there).
+    let newest = try await server.pull(SyncPull(device: "bench", after: 0, limit: 10_000), as: try await server.authenticate(token: tokens[0])).version
+    let before = residentBytes()
+    var idle: [IdleStream] = []
+    for token in tokens {
+        idle.append(try await onThread { try IdleStream(port: port, token: token, after: newest) })
+    }
+    let during = residentBytes()
+    for stream in idle { _ = stream.drain() }
+    let woken = idle[0]
+    let committer = try await device(url, token: tokens[0])
+    let started = ContinuousClock.now
+    _ = try await committer.db.save(BenchNote(id: UUID(), title: "to an idle device", body: "", n: 0))
+    try await committer.sync.sync()
+    guard try await onThread({ try woken.read(until: "event: changed") }) else { throw Failure(description: "the idle device's stream closed") }
+    let heard = seconds(ContinuousClock.now - started)
+    let others = idle.dropFirst().filter { $0.drain().contains("event: changed") }.count
+    print(String(format: "%d idle live devices (event streams, one per account): %.1f MB for the server, %.1f KB a device; a commit heard by its account's device in %@, by %d of the %d others (told of no change of theirs)",
+                 idle.count, Double(during - before) / 1e6, Double(during - before) / Double(max(idle.count, 1)) / 1e3,
+                 milliseconds(heard), others, idle.count - 1))
+    idle.removeAll()
     await postgres.close()
 }
 

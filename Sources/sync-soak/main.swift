@@ -1,5 +1,7 @@
 // The sync soak's two halves (Scripts/sync-soak runs them: devices it kills and restarts at
-// random, and a server it restarts, then the check):
+// random, and a server it restarts, then the check). Each device process reaches PostgreSQL with
+// a sync server of its own (as many server processes on one database as devices, none with a
+// global lock), and the first enforces a retention of 5 s (compaction every 2 s):
 //
 //     sync-soak device URL PATH SECONDS NUMBER   a device: edits and syncs until killed or done
 //     sync-soak check URL PATH...                 syncs every device, then checks they all converged
@@ -52,6 +54,14 @@ func device(url: String, path: String, seconds: Double, number: Int) async throw
     let server = await connect(url)
     let sync = try SQLite.Sync(local: db, server: server, models: models, batchSize: 50, pollInterval: .milliseconds(300))
     let running = Task { try await sync.run() }
+    // The server's retention, enforced meanwhile (by the first device's process, as a server of
+    // a fleet would): tombstones and pushes older than 5 s go every 2 s, so devices killed for
+    // a while start over, and old pushes are forgotten while their devices sync.
+    let compacting = Task {
+        guard number == 1 else { return }
+        try await Postgres.SyncServer(database: server, models: models).enforceRetention(.seconds(5), every: .seconds(2))
+    }
+    defer { compacting.cancel() }
     var random = SystemRandomNumberGenerator()
     let deadline = ContinuousClock.now + .seconds(seconds)
     var step = 0
