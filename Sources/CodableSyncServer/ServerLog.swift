@@ -76,10 +76,11 @@ struct ServerLog: Sendable {
                 """)
             try await tx.execute("CREATE UNIQUE INDEX IF NOT EXISTS codablesync_changes_row ON codablesync_changes (tbl, id)")
             // Entries whose versions are provisional until their transaction commits (rows logged
-            // before this column: final). The partial index holds only a transaction's own.
+            // before this column: final). Found at commit by their versions (the primary key),
+            // not by an index of `pending`, whose dead entries every later commit would walk.
             try await tx.execute("ALTER TABLE codablesync_changes ADD COLUMN IF NOT EXISTS pending boolean")
             try await tx.execute("ALTER TABLE codablesync_changes ALTER COLUMN pending SET DEFAULT true")
-            try await tx.execute("CREATE INDEX IF NOT EXISTS codablesync_changes_pending ON codablesync_changes (version) WHERE pending")
+            try await tx.execute("DROP INDEX IF EXISTS codablesync_changes_pending")
             // The device whose push wrote the row as it is stored (its pulls leave the entry out:
             // it has that value); NULL for any other change, side effects of a push included.
             try await tx.execute("ALTER TABLE codablesync_changes ADD COLUMN IF NOT EXISTS pushed_by text")
@@ -134,15 +135,19 @@ struct ServerLog: Sendable {
                 $body$
                 """)
             // At commit, the transaction's entries get their versions, in commit order: under the
-            // order lock, held to the commit's end, after every version committed before. (Fired
-            // per entry, deferred; the first firing numbers them all, the others find none.)
+            // order lock, held to the commit's end, after every version committed before. Fired
+            // per entry, deferred, in the order they were written, so in the order of their
+            // provisional versions: the first whose entry is still pending (one probe of the
+            // primary key) numbers it and every later pending one (a range of the primary key:
+            // this transaction's, and others' not committed, which it cannot see); the others
+            // find theirs numbered already.
             try await tx.execute("""
                 CREATE OR REPLACE FUNCTION codablesync_order() RETURNS trigger LANGUAGE plpgsql AS $body$
                 BEGIN
-                    IF EXISTS (SELECT 1 FROM codablesync_changes WHERE pending) THEN
+                    IF EXISTS (SELECT 1 FROM codablesync_changes WHERE version = NEW.version AND pending) THEN
                         PERFORM pg_advisory_xact_lock(\(Self.lock));
                         UPDATE codablesync_changes SET version = nextval(pg_get_serial_sequence('codablesync_changes', 'version')), pending = NULL
-                        WHERE pending;
+                        WHERE version >= NEW.version AND pending;
                     END IF;
                     RETURN NULL;
                 END

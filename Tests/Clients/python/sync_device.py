@@ -52,6 +52,14 @@ class SyncError(Exception):
     """A failure the user sees; the local changes are kept."""
 
 
+class Refused(SyncError):
+    """The server's error answer that will not pass by trying again: its status and code."""
+
+    def __init__(self, message, status, code):
+        super().__init__(message)
+        self.status, self.code = status, code
+
+
 # MARK: Local storage
 
 SCHEMA = """
@@ -219,7 +227,7 @@ class Server:
                     continue
                 if status == 401:
                     raise SyncError(f"the server refused the token ({message}); ask for a new one: todo account token NAME")
-                raise SyncError(f"the server answered /{route} with {status} {code}: {message}")
+                raise Refused(f"the server answered /{route} with {status} {code}: {message}", status, code)
             except (urllib.error.URLError, ConnectionError, TimeoutError, OSError) as error:
                 if attempt + 1 < RETRIES:
                     time.sleep(delay)
@@ -309,7 +317,15 @@ class Device:
                 set_state(db, "token_upto", last)
         push = {"device": get_state(db, "device"), "token": token, "acknowledged": get_state(db, "acknowledged"),
                 "changes": changes, "keepsRefused": True}
-        answer = self.server.call("push", push)
+        try:
+            answer = self.server.call("push", push)
+        except Refused as refusal:
+            if (refusal.status, refusal.code) != (409, "startOverNeeded"):
+                raise
+            # The server forgot this device's pushes (offline past its retention, or a copy of an
+            # old file): everything is pulled again under a new device id; the outbox stays.
+            self.start_over("deleteMissing", None, new_device=True)
+            return True
         pushed = {(c["table"], c["id"]) for c in changes}
         require(isinstance(answer, dict), "a push's answer is not an object")
         conflicts, refused = answer.get("conflicts"), answer.get("refused", [])
@@ -410,19 +426,27 @@ class Device:
             how = "deleteMissing"
         if how is None:
             return False
+        self.start_over(how, epoch)
+        return True
+
+    def start_over(self, how, epoch, new_device=False):
+        db = self.db
+        restarting = get_state(db, "restart")
         with Transaction(db):
             set_state(db, "restart", "upload" if restarting == "upload" else how)
             if epoch is not None:
                 set_state(db, "epoch", epoch)
             set_state(db, "pulled", 0)
+            if new_device:
+                set_state(db, "device", str(uuid.uuid4()).upper())
+                db.execute("DELETE FROM state WHERE key IN ('token', 'token_upto', 'acknowledged')")
             if how == "upload":  # the restored server lacks rows, and has older values of others
                 for table in KEYS:
                     db.execute(f"INSERT INTO outbox (tbl, id) SELECT '{table}', id FROM {table}")
             db.execute("DELETE FROM seen")
             db.execute("DELETE FROM skipped")
         self.say("the server was restored: receiving everything again, sending what it lost" if how == "upload"
-                 else "offline longer than the server keeps deletes: receiving everything again")
-        return True
+                 else "offline longer than the server remembers: receiving everything again")
 
     def finish_start_over(self, how):
         """In the last pull's transaction: the local rows the server did not send are uploaded or deleted."""
