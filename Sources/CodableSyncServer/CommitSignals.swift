@@ -12,8 +12,12 @@ import Foundation
 final class CommitSignals: Sendable {
     private struct State {
         var waiters: [UUID: (account: String, waiter: Waiter)] = [:]
-        /// The log's newest version the last wake-up read: the next reads the entries after it.
-        var seen: Int64 = 0
+        /// The log's newest version the last wake-up read: the next reads the entries after it;
+        /// `nil` when unknown (nobody was waiting: the next wake-up tells everyone to check).
+        var seen: Int64?
+        /// A wake-up's read is under way; another is wanted after it.
+        var delivering = false
+        var deliverAgain = false
         var listening: Task<Void, Never>?
         /// Ends once the listening stream is subscribed (or its first try failed).
         var subscribed: Task<Void, Never>?
@@ -101,22 +105,53 @@ final class CommitSignals: Sendable {
     }
 
     /// Answers the waiters of the accounts the entries since the last wake-up concern (all of
-    /// them when that cannot be told).
+    /// them when that cannot be told): one read at a time, another after it if signals came
+    /// meanwhile. Nobody waiting: nothing is read (a waiter checks for itself when it comes).
     private func deliver() {
-        Task { [weak self] in await self?.deliverConcerned() }
+        let start = state.withLock { state -> Bool in
+            if state.waiters.isEmpty {
+                state.seen = nil
+                return false
+            }
+            if state.delivering {
+                state.deliverAgain = true
+                return false
+            }
+            state.delivering = true
+            return true
+        }
+        guard start else { return }
+        Task { [weak self] in
+            while let self {
+                await self.deliverConcerned()
+                let again = self.state.withLock { state -> Bool in
+                    if state.deliverAgain {
+                        state.deliverAgain = false
+                        return true
+                    }
+                    state.delivering = false
+                    return false
+                }
+                if !again { return }
+            }
+        }
     }
 
     private func deliverConcerned() async {
         let since = state.withLock { $0.seen }
-        let concerned: (accounts: Set<String>?, top: Int64)
+        var accounts: Set<String>?, top: Int64?
         do {
-            concerned = try await server.accountsConcerned(after: since)
+            if let since {
+                (accounts, top) = try await server.accountsConcerned(after: since)
+            } else {
+                top = try await server.newestVersion()   // unknown before it: everyone checks
+            }
         } catch {
-            concerned = (nil, since)   // unknown: everyone checks
+            // Unknown: everyone checks; the next wake-up starts from what is known.
         }
         let waiters = state.withLock { state -> [Waiter] in
-            state.seen = max(state.seen, concerned.top)
-            let chosen = state.waiters.filter { concerned.accounts?.contains($0.value.account) ?? true }
+            if let top { state.seen = max(state.seen ?? 0, top) }
+            let chosen = state.waiters.filter { accounts?.contains($0.value.account) ?? true }
             for key in chosen.keys { state.waiters.removeValue(forKey: key) }
             return chosen.values.map(\.waiter)
         }

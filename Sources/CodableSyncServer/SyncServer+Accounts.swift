@@ -277,7 +277,7 @@ extension Postgres.SyncServer {
     /// the audience of those deleted, the accounts of removals), and the log's newest version,
     /// read in one statement: which waiting devices a commit may have news for. `nil` accounts:
     /// more than `limit` entries, or `version` is 0 (anyone may be concerned).
-    func accountsConcerned(after version: Int64, limit: Int = 2_000) async throws -> (accounts: Set<String>?, top: Int64) {
+    func accountsConcerned(after version: Int64, limit: Int = 1_000) async throws -> (accounts: Set<String>?, top: Int64) {
         try await install()
         let rows = try await log.db.textRows("""
             WITH e AS (SELECT version, tbl, id, deleted FROM codablesync_changes WHERE version > $1::bigint ORDER BY version LIMIT $2::int + 1)
