@@ -26,6 +26,9 @@ import Foundation
 struct ServerLog: Sendable {
     let db: Postgres.Database
 
+    /// (The log's functions run with `enable_seqscan` off: a log that grew since its statistics
+    /// were last taken looks empty to the planner, which would scan it whole for each row.)
+    ///
     /// The advisory lock that orders the log's versions: taken by each writing transaction at its
     /// commit (``install(_:)``'s `codablesync_order`), and for a whole transaction by the few
     /// that draw versions themselves (shares, revokes, compaction). Any constant of our own.
@@ -110,7 +113,7 @@ struct ServerLog: Sendable {
                 ON CONFLICT (token) DO NOTHING
                 """)
             try await tx.execute("""
-                CREATE OR REPLACE FUNCTION codablesync_log() RETURNS trigger LANGUAGE plpgsql AS $body$
+                CREATE OR REPLACE FUNCTION codablesync_log() RETURNS trigger LANGUAGE plpgsql SET enable_seqscan = off AS $body$
                 DECLARE
                     row_table text := TG_TABLE_NAME;
                     row_id text;
@@ -142,7 +145,7 @@ struct ServerLog: Sendable {
             // this transaction's, and others' not committed, which it cannot see); the others
             // find theirs numbered already.
             try await tx.execute("""
-                CREATE OR REPLACE FUNCTION codablesync_order() RETURNS trigger LANGUAGE plpgsql AS $body$
+                CREATE OR REPLACE FUNCTION codablesync_order() RETURNS trigger LANGUAGE plpgsql SET enable_seqscan = off AS $body$
                 BEGIN
                     IF EXISTS (SELECT 1 FROM codablesync_changes WHERE version = NEW.version AND pending) THEN
                         PERFORM pg_advisory_xact_lock(\(Self.lock));
@@ -151,6 +154,13 @@ struct ServerLog: Sendable {
                     END IF;
                     RETURN NULL;
                 END
+                $body$
+                """)
+            // A push's rows stored as sent, marked by their (tbl, id) index.
+            try await tx.execute("""
+                CREATE OR REPLACE FUNCTION codablesync_mark_pushed(row_table text, row_ids text[], device text) RETURNS void
+                LANGUAGE sql SET enable_seqscan = off AS $body$
+                    UPDATE codablesync_changes SET pushed_by = device WHERE tbl = row_table AND id = ANY(row_ids) AND origin = device
                 $body$
                 """)
             if try await tx.textRows("SELECT 1::text FROM pg_trigger WHERE tgname = 'codablesync_order' AND tgrelid = 'codablesync_changes'::regclass", []).isEmpty {
@@ -469,9 +479,7 @@ struct ServerLog: Sendable {
     /// dropped, deletes kept) and its side effects on other rows are not marked.
     func markPushed(_ tx: Postgres.Transaction, table: String, ids: [String], device: String) async throws {
         guard !ids.isEmpty else { return }
-        try await tx.execute("""
-            UPDATE codablesync_changes SET pushed_by = $3 WHERE tbl = $1 AND id = ANY($2::text[]) AND origin = $3
-            """, table, Self.arrayLiteral(ids), device)
+        _ = try await tx.textRows("SELECT codablesync_mark_pushed($1, $2::text[], $3)::text", [table, Self.arrayLiteral(ids), device])
     }
 
     /// A trigger's name within PostgreSQL's 63 bytes (a longer one would be cut, and two triggers

@@ -276,8 +276,9 @@ extension Postgres.SyncServer {
     /// The accounts the log's entries after `version` concern (the readers of the rows changed,
     /// the audience of those deleted, the accounts of removals), and the log's newest version,
     /// read in one statement: which waiting devices a commit may have news for. `nil` accounts:
-    /// more than `limit` entries, or `version` is 0 (anyone may be concerned).
-    func accountsConcerned(after version: Int64, limit: Int = 1_000) async throws -> (accounts: Set<String>?, top: Int64) {
+    /// more than `limit` entries (each costs a walk of the links back to the accounts: past a
+    /// few dozen, every waiter's own check is cheaper), or `version` is 0 (anyone may be concerned).
+    func accountsConcerned(after version: Int64, limit: Int = 64) async throws -> (accounts: Set<String>?, top: Int64) {
         try await install()
         let rows = try await log.db.textRows("""
             WITH e AS (SELECT version, tbl, id, deleted FROM codablesync_changes WHERE version > $1::bigint ORDER BY version LIMIT $2::int + 1)

@@ -278,7 +278,10 @@ func run(postgresURL: String) async throws {
     let during = residentBytes()
     for stream in idle { _ = stream.drain() }
     let woken = idle[0]
+    // A device of the first account, synced already (its first sync is not the measure).
     let committer = try await device(url, token: tokens[0])
+    try await committer.sync.sync()
+    _ = try await onThread { woken.drain() }
     let started = ContinuousClock.now
     _ = try await committer.db.save(BenchNote(id: UUID(), title: "to an idle device", body: "", n: 0))
     try await committer.sync.sync()
