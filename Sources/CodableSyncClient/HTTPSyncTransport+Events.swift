@@ -12,13 +12,13 @@ extension HTTPSyncTransport {
     /// until it ends, calling `onChange` for each `changed` event. Throws ``EventsUnavailable``
     /// when the server has no such route, what a refused request means otherwise (as the other
     /// routes' answers do), or ``Failure`` when the stream breaks or goes silent past a minute
-    /// (the server says something every 25 s).
+    /// (the server says something every 30 s at most).
     func listenForEvents(_ onChange: @escaping @Sendable () -> Void) async throws {
         let origin = try checkedOrigin()
         var components = URLComponents(url: server.appendingPathComponent("events"), resolvingAgainstBaseURL: false)
         components?.queryItems = [URLQueryItem(name: "after", value: String(lastVersion.value.version))]
         guard let url = components?.url else { throw EventsUnavailable() }
-        // The interval allowed between two pieces of the answer: keep-alives come every 25 s.
+        // The interval allowed between two pieces of the answer: keep-alives come every 30 s at most.
         var request = URLRequest(url: url, timeoutInterval: 60)
         request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
         request.setValue("text/event-stream", forHTTPHeaderField: "Accept")

@@ -18,6 +18,9 @@ final class CommitSignals: Sendable {
         /// A wake-up's read is under way; another is wanted after it.
         var delivering = false
         var deliverAgain = false
+        /// Signals so far: a waiter that waits again with the count of its last check skips the
+        /// check when no signal came since (an idle device's keep-alives cost no query).
+        var signals = 0
         var listening: Task<Void, Never>?
         /// Ends once the listening stream is subscribed (or its first try failed).
         var subscribed: Task<Void, Never>?
@@ -71,6 +74,7 @@ final class CommitSignals: Sendable {
     /// waiting devices one check per interval, not one a commit, and a lone commit no delay.
     func wake() {
         let now = state.withLock { state -> Bool in
+            state.signals += 1
             if state.coalescing {
                 state.wakePending = true
                 return false
@@ -161,16 +165,31 @@ final class CommitSignals: Sendable {
     /// `true` as soon as `hasNews` says so: at once, or after a commit signal; `false` after
     /// `timeout` (or when cancelled). A signal for rows `hasNews` does not see (another
     /// account's) goes on waiting.
-    func wait(timeout: Duration, account: String, hasNews: @escaping @Sendable () async throws -> Bool) async throws -> Bool {
+    ///
+    /// `checked`: the signal count of the caller's last check (`nil`: none), which a wait that
+    /// times out sets, so that the caller's next wait skips its first check when no signal came
+    /// meanwhile (an event stream's keep-alives); a wait that answers `true` sets it to `nil`.
+    func wait(
+        timeout: Duration, account: String, checked: inout Int?, hasNews: @escaping @Sendable () async throws -> Bool
+    ) async throws -> Bool {
         // Listening before the first check: a commit after it is heard, even by the first wait.
         await listen()
         let deadline = ContinuousClock.now + timeout
+        var skipCheck = checked != nil
         while true {
             let id = UUID(), waiter = Waiter()
             // Registered first, then checked: a commit in between wakes it.
-            state.withLock { $0.waiters[id] = (account, waiter) }
+            let signals = state.withLock { state -> Int in
+                state.waiters[id] = (account, waiter)
+                return state.signals
+            }
             defer { state.withLock { _ = $0.waiters.removeValue(forKey: id) } }
-            if try await hasNews() { return true }
+            if !(skipCheck && signals == checked), try await hasNews() {
+                checked = nil
+                return true
+            }
+            skipCheck = false
+            checked = signals
             let timer = Task {
                 try? await Task.sleep(until: deadline)
                 waiter.answer(false)

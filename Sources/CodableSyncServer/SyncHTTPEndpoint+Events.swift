@@ -26,7 +26,8 @@ extension SyncHTTPEndpoint {
     ///
     /// ```
     ///
-    /// upon which the device pulls; a comment line (`: keep-alive`) every 25 s otherwise. One
+    /// upon which the device pulls; a comment line (`: keep-alive`) every 20 to 30 s otherwise (a
+    /// keep-alive costs no query). One
     /// listening connection serves every stream (``Route/wait``'s), so an idle device costs the
     /// server a socket and a task, no thread and no database connection. Streams count as long
     /// polls toward ``Limits/waitsPerAccount``. Long polling (``Route/wait``) stays for clients
@@ -74,10 +75,15 @@ extension SyncHTTPEndpoint {
             // The headers go at once, with a first line: the client knows it is listening.
             continuation.yield(Data(": listening\n\n".utf8))
             var told = start
+            // The last check's signal count: a keep-alive is no reason to query again.
+            var checked: Int?
             while !Task.isCancelled {
                 do {
                     let since = told
-                    let changed = try await signals.wait(timeout: .seconds(25), account: account.name) {
+                    // 20 to 30 s: streams opened together do not all wake together.
+                    let changed = try await signals.wait(
+                        timeout: .milliseconds(Int.random(in: 20_000...30_000)), account: account.name, checked: &checked
+                    ) {
                         try await server.hasChanges(after: since, for: account)
                     }
                     guard changed else {

@@ -271,7 +271,8 @@ public final class SyncHTTPEndpoint: Sendable {
                 throw SyncError(.invalidArgument, "a wait's version (after) is 0 or more, not \(request.after)")
             }
             let server = server
-            let changed = try await signals.wait(timeout: .seconds(timeout), account: account.name) {
+            var checked: Int?
+            let changed = try await signals.wait(timeout: .seconds(timeout), account: account.name, checked: &checked) {
                 try await server.hasChanges(after: request.after, for: account)
             }
             return try Self.json(WaitResult(changed: changed))
