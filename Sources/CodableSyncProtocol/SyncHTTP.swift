@@ -92,6 +92,9 @@ extension SyncHTTP.ShareRequest {
         guard table.utf8.count <= 255, id.utf8.count <= 1000, account.utf8.count <= 400 else {
             throw SyncError(.invalidArgument, "a share's table, id or account is longer than the protocol allows")
         }
+        guard !(table + id + account).utf8.contains(0) else {
+            throw SyncError(.invalidArgument, "a share's table, id or account holds a NUL character")
+        }
         return self
     }
 }

@@ -39,13 +39,15 @@ package enum SyncLimits {
         return count
     }
 
-    /// Throws `error(message)` when `text` is empty (if it must not be) or longer than `limit`.
+    /// Throws `error(message)` when `text` is empty (if it must not be), longer than `limit`, or
+    /// holds a NUL character (names, ids and tokens are text PostgreSQL stores, which has none).
     package static func check(
         _ text: String, _ what: @autoclosure () -> String, atMost limit: Int, nonEmpty: Bool = false,
         _ error: (String) -> SyncError
     ) throws {
         if nonEmpty, text.isEmpty { throw error("\(what()) is empty") }
         if length(text, upTo: limit) > limit { throw error("\(what()) is longer than \(limit) characters") }
+        if text.utf8.contains(0) { throw error("\(what()) holds a NUL character") }
     }
 }
 

@@ -357,6 +357,9 @@ extension SyncRefusal {
     /// for one that may pass later (a lost connection, a deadlock, a serialization failure, a
     /// table the server lacks): that fails the whole push, which the device sends again.
     static func reason(for error: any Swift.Error) -> Reason? {
+        // A value the engine cannot store (a date past the year 9999, a NaN date): the value's
+        // fault, refused alone, never the server's (found by Schemathesis: a 500).
+        if error is EncodingError { return .invalidValue }
         guard let error = error as? Postgres.Error, error.code == .server, let state = error.sqlState else { return nil }
         switch state {
         case "23514": return .checkViolation

@@ -345,6 +345,10 @@ public final class SyncHTTPEndpoint: Sendable {
             (status, code, message) = (503, "unavailable", "the sync server cannot reach its database; try again")
         case is CancellationError:
             (status, code, message) = (503, "unavailable", "the server is stopping; try again")
+        case let error as Postgres.Error where error.code == .server && error.sqlState?.hasPrefix("22") == true:
+            // A data exception: something of the request PostgreSQL cannot take (a NUL in a
+            // nested id, a number out of a column's range): the request's fault.
+            (status, code, message) = (400, "invalidArgument", "the request holds a value the server cannot take: \(error.summary)")
         case let error as Postgres.Error where ["40P01", "40001"].contains(error.sqlState ?? ""):
             // A deadlock or a serialization failure that outlasted the server's own retries.
             (status, code, message) = (503, "unavailable", "the sync server is busy; try again")

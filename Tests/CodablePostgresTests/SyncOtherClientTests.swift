@@ -84,5 +84,22 @@ struct SyncOtherClientTests {
             #expect(try await Self.python(url, token: alice.token, database: pythonDB, ["list"]).trimmingCharacters(in: .whitespacesAndNewlines).isEmpty)
         }
     }
+
+    @Test("a pushed value the server cannot store (a date past the year 9999) is refused alone as invalidValue, never a 500 (found by Schemathesis)")
+    func unstorableValueIsRefusedAlone() async throws {
+        try await SyncSecurityTests.withHTTPEndpoint(models: Self.models) { _, server, url, postgres in
+            let alice = try await server.addAccount("alice")
+            let far = UUID().uuidString, fine = UUID().uuidString
+            let push = SyncPush(device: UUID().uuidString, token: UUID().uuidString, acknowledged: nil, changes: [
+                SyncChange(table: "tasks", id: far, value: #"{"id": "\#(far)", "title": "far", "isCompleted": false, "dueDate": 1e300}"#, seq: 1),
+                SyncChange(table: "tasks", id: fine, value: #"{"id": "\#(fine)", "title": "fine", "isCompleted": false}"#, seq: 2),
+            ])
+            let answer = try await SyncHTTPTests.request(url, "push", token: alice.token, body: try JSONEncoder().encode(push))
+            #expect(answer.status == 200, "\(answer)")
+            let refused = try #require(answer.json["refused"] as? [[String: Any]])
+            #expect(refused.count == 1 && refused.first?["id"] as? String == far && refused.first?["reason"] as? String == "invalidValue", "\(refused)")
+            #expect(try await postgres.get(TodoTask.self).map(\.title) == ["fine"])
+        }
+    }
 }
 #endif

@@ -363,5 +363,30 @@ struct SyncSecurityTests {
             #expect(try await SyncScopesTests.titles(device.db) == ["other's 0", "other's 1", "other's 2"])
         }
     }
+
+    @Test("NUL characters (which PostgreSQL text cannot hold) in a device id, a token, a row id, a nested id or a share's names are refused 400, never a 500 (found by Schemathesis)")
+    func nulCharacters() async throws {
+        try await Self.withHTTPServer { server, url, postgres in
+            let alice = try await server.addAccount("alice")
+            let id = UUID().uuidString
+            let hostile: [(route: String, body: String)] = [
+                ("push", #"{"device": "a\u0000b", "token": "t1", "changes": [{"table": "Item", "id": "\#(id)", "value": null, "seq": 1}]}"#),
+                ("push", #"{"device": "d", "token": "t\u00002", "changes": [{"table": "Item", "id": "\#(id)", "value": null, "seq": 1}]}"#),
+                ("push", #"{"device": "d", "token": "t3", "changes": [{"table": "Item", "id": "x\u0000y", "value": null, "seq": 1}]}"#),
+                ("push", #"{"device": "d", "token": "t4", "changes": [{"table": "List", "id": "\#(id)", "value": "{\"id\": \"\#(id)\", \"name\": \"n\", \"items\": [{\"id\": \"a\\u0000b\", \"title\": \"x\"}]}", "seq": 1}], "keepsRefused": true}"#),
+                ("pull", #"{"device": "a\u0000b", "after": 0, "limit": 10}"#),
+                ("share", #"{"table": "List", "id": "\#(id)", "account": "b\u0000ob"}"#),
+                ("decline", #"{"table": "List", "id": "x\u0000", "account": "bob"}"#),
+            ]
+            for request in hostile {
+                let answer = try await Self.request(url, request.route, token: alice.token, body: request.body)
+                #expect(answer.status == 400 || answer.status == 200, "/\(request.route) \(request.body): \(answer.status) \(answer.json)")
+                #expect(answer.status != 500)
+            }
+            // The server goes on, and nothing was written for alice.
+            #expect(try await postgres.count(Item.self) == 0)
+            #expect(try await Self.request(url, "account", token: alice.token, body: nil).status == 200)
+        }
+    }
 }
 #endif
