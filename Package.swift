@@ -146,11 +146,12 @@ let package = Package(
         .executableTarget(name: "crash-writer", dependencies: ["CodableSQLite"]),
         // A helper the PostgreSQL tests run as a second app instance (not a product).
         .executableTarget(name: "postgres-worker", dependencies: ["CodablePostgres"]),
-        .testTarget(name: "CodableSQLiteTests", dependencies: ["CodableSQLite", "crash-writer"]),
+        .testTarget(name: "CodableSQLiteTests", dependencies: ["CodableSQLite", "CodableSyncClient", "crash-writer"]),
         .testTarget(
             name: "CodablePostgresTests",
             dependencies: [
-                "CodableSQLite", "CodablePostgres", "CodableSync", "postgres-worker", .target(name: "CodableSyncHummingbird", condition: server),
+                "CodableSQLite", "CodablePostgres", "CodableSync", "CodableSyncClient", "CodableSyncServer", "postgres-worker",
+                .target(name: "CodableSyncHummingbird", condition: server),
             ]
         ),
     ]
