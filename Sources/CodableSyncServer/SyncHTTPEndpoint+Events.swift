@@ -52,24 +52,16 @@ extension SyncHTTPEndpoint {
         }
         let key = RunningKey(account: account.name, kind: 1)
         let cap = limits.waitsPerAccount
-        let admitted = running.withLock { running -> Bool in
-            guard running[key, default: 0] < cap else { return false }
-            running[key, default: 0] += 1
-            return true
-        }
-        guard admitted else {
+        guard admit(key, cap: cap) else {
             return .refused(Self.failure(HTTPRefusal(
                 status: 429, code: "tooManyRequests",
                 message: "\(account.name) has \(cap) long polls or event streams open already; close one first")))
         }
         let (stream, continuation) = AsyncStream<Data>.makeStream(bufferingPolicy: .bufferingNewest(4))
-        let server = server, signals = signals, running = running
+        let server = server, signals = signals
         let work = Task {
             defer {
-                running.withLock { running in
-                    running[key, default: 1] -= 1
-                    if running[key] == 0 { running[key] = nil }
-                }
+                release(key)
                 continuation.finish()
             }
             // The headers go at once, with a first line: the client knows it is listening.

@@ -53,7 +53,7 @@ public final class SyncHTTPEndpoint: Sendable {
     private let authenticate: @Sendable (String) async throws -> SyncAccount?
     let signals: CommitSignals
     /// Requests under way per account and route, for ``limits``.
-    let running = Locked<[RunningKey: Int]>([:])
+    private let running = Locked<[RunningKey: Int]>([:])
     /// The caps this endpoint enforces.
     public let limits: Limits
     /// Whether ``Route/share`` offers the share (``Postgres/SyncServer/offerShare(table:id:with:access:by:)``),
@@ -184,22 +184,12 @@ public final class SyncHTTPEndpoint: Sendable {
         }
         let key = RunningKey(account: account.name, kind: route == .push ? 0 : route == .wait ? 1 : 2)
         let cap = route == .push ? limits.pushesPerAccount : route == .wait ? limits.waitsPerAccount : limits.requestsPerAccount
-        let admitted = running.withLock { running -> Bool in
-            guard running[key, default: 0] < cap else { return false }
-            running[key, default: 0] += 1
-            return true
-        }
-        guard admitted else {
+        guard admit(key, cap: cap) else {
             return Self.failure(HTTPRefusal(
                 status: 429, code: "tooManyRequests",
                 message: "\(account.name) has \(cap) /\(route) request\(cap == 1 ? "" : "s") under way already; try again when one has ended"))
         }
-        defer {
-            running.withLock { running in
-                running[key, default: 1] -= 1
-                if running[key] == 0 { running[key] = nil }
-            }
-        }
+        defer { release(key) }
         do {
             let body = try await Self.read(readBody, limit: limits.maximumBodySize, timeout: limits.bodyTimeout)
             return try await answer(route, body: body, account: account)
@@ -208,6 +198,23 @@ public final class SyncHTTPEndpoint: Sendable {
                 SyncAudit.record("forbidden", "\(account.name) was refused /\(route): \(error.message)", ["account": account.name])
             }
             return Self.failure(error)
+        }
+    }
+
+    /// Counts a request of `key` as under way, unless `cap` are already: `false` then.
+    func admit(_ key: RunningKey, cap: Int) -> Bool {
+        running.withLock { running -> Bool in
+            guard running[key, default: 0] < cap else { return false }
+            running[key, default: 0] += 1
+            return true
+        }
+    }
+
+    /// A request of `key` has ended.
+    func release(_ key: RunningKey) {
+        running.withLock { running in
+            running[key, default: 1] -= 1
+            if running[key] == 0 { running[key] = nil }
         }
     }
 
