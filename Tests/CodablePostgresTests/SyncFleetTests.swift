@@ -10,6 +10,8 @@ import Testing
 struct SyncFleetTests {
     typealias Note = SyncTests.Note
     typealias Device = SyncTests.Device
+    typealias Item = SyncScopesTests.Item
+    typealias List = SyncScopesTests.List
 
     /// The ids of the notes on `store`.
     static func noteIDs(_ store: some ModelStore) async throws -> Set<UUID> {
@@ -190,9 +192,6 @@ import CodableSyncHummingbird
 import Hummingbird
 
 extension SyncFleetTests {
-    typealias Item = SyncScopesTests.Item
-    typealias List = SyncScopesTests.List
-
     /// A device's way to several servers: each request goes to the next one in turn (a load
     /// balancer without affinity), long polls too.
     struct Alternating: SyncTransport {

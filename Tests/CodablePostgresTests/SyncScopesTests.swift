@@ -8,10 +8,11 @@ import Testing
 /// SQLite files.
 @Suite("Sync: accounts, scopes and sharing", .serverShare, .needsPostgres, .serialized, .hangLimit(minutes: 3))
 struct SyncScopesTests {
+    // Codable stated, as @RowCodable's documentation asks (List's array of Item, used from other files).
     #if Macros
     @RowCodable
     #endif
-    struct Item: UUIDModel, Sendable, Equatable {
+    struct Item: UUIDModel, Codable, Sendable, Equatable {
         let id: UUID
         var title: String
     }
@@ -19,7 +20,7 @@ struct SyncScopesTests {
     #if Macros
     @RowCodable
     #endif
-    struct List: UUIDModel, Sendable, Equatable {
+    struct List: UUIDModel, Codable, Sendable, Equatable {
         let id: UUID
         var name: String
         var items: [Item]

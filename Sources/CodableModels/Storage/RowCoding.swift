@@ -160,6 +160,11 @@ extension RowWriter {
 ///     var customer: String?
 /// }
 /// ```
+///
+/// State `Codable` on the struct itself, even when a protocol it adopts (``Model``) implies it:
+/// the Swift 6.3 compiler can otherwise fail to synthesize `Decodable` for a type whose
+/// properties are other generated types, when another file of the module uses it ("does not
+/// conform to protocol 'Decodable'", depending on how the module's files are batched).
 @attached(
     extension, conformances: RowDecodable, RowEncodable,
     names: named(rowCodingKeys), named(init(row:)), named(decodeRows(_:capacity:)), named(encode(row:)))
