@@ -18,9 +18,12 @@ import Foundation
 /// does not compile. A key path into a nested value (`\Customer.address.city`) filters on
 /// `json_extract` of the JSON column.
 public struct Filter<Root: Model>: Sendable {
-    package var predicate: Predicate?
+    package var tree: FilterTree?
     package var sorts: [(column: ColumnReference, ascending: Bool)] = []
     package var paging: (count: Int, offset: Int)?
+    /// Whether values the sorts find equal keep the order they were stored in (as Foundation's
+    /// stable `sorted(using:)` keeps its input's order), for sort descriptors.
+    package var keepsStoredOrder = false
     /// The first problem found while building the filter, thrown when it is used.
     package var error: ModelError?
 
@@ -41,7 +44,7 @@ public struct Filter<Root: Model>: Sendable {
         switch ColumnReference.resolve(keyPath as PartialKeyPath<Root>) {
         case .success(let column):
             switch rule.condition {
-            case .success(let condition): predicate = .condition(column, condition)
+            case .success(let condition): tree = .condition(column, condition)
             case .failure(let failure): error = ModelError(.invalidFilter, Root.self, "the filter value for \(column.name) cannot be stored: \(failure.message)")
             }
         case .failure(let failure):
@@ -49,7 +52,7 @@ public struct Filter<Root: Model>: Sendable {
             if let (relationship, column) = RelatedColumn.resolve(keyPath, in: Root.self) {
                 switch rule.condition {
                 case .success(let condition):
-                    predicate = .related(column: relationship.name, table: relationship.target.tableName, .condition(column, condition))
+                    tree = .related(column: relationship.name, table: relationship.target.tableName, .condition(column, condition))
                 case .failure(let problem):
                     error = ModelError(.invalidFilter, Root.self, "the filter value for \(relationship.name).\(column.name) cannot be stored: \(problem.message)")
                 }
@@ -71,7 +74,7 @@ public struct Filter<Root: Model>: Sendable {
                 throw ModelError(.invalidKeyPath, Root.self, "cannot filter on \(keyPath) with contains: it is not a to-many relationship")
             }
             let key = try ValueEncoder.value(for: id, at: .root, options: EncodingOptions())
-            predicate = .linked(link: relationship.linkTable, owner: schema.table, target: key)
+            tree = .linked(link: relationship.linkTable, owner: schema.table, target: key)
         } catch let failure as ModelError {
             error = failure
         } catch {
@@ -124,16 +127,17 @@ public struct Filter<Root: Model>: Sendable {
         or(Filter(keyPath, is: rule))
     }
 
-    private func combined(with other: Filter<Root>, _ combine: (Predicate, Predicate) -> Predicate) -> Filter<Root> {
+    private func combined(with other: Filter<Root>, _ combine: (FilterTree, FilterTree) -> FilterTree) -> Filter<Root> {
         var result = self
         result.error = error ?? other.error
-        switch (predicate, other.predicate) {
-        case (let left?, let right?): result.predicate = combine(left, right)
-        case (nil, let right): result.predicate = right
-        case (let left, nil): result.predicate = left
+        switch (tree, other.tree) {
+        case (let left?, let right?): result.tree = combine(left, right)
+        case (nil, let right): result.tree = right
+        case (let left, nil): result.tree = left
         }
         result.sorts += other.sorts
         result.paging = paging ?? other.paging
+        result.keepsStoredOrder = keepsStoredOrder || other.keepsStoredOrder
         return result
     }
 
@@ -169,21 +173,23 @@ public struct Filter<Root: Model>: Sendable {
 }
 
 /// A condition tree compiled to SQL with positional arguments.
-package indirect enum Predicate: Sendable {
+package indirect enum FilterTree: Sendable {
     case condition(ColumnReference, Condition)
-    case and(Predicate, Predicate)
-    case or(Predicate, Predicate)
+    case and(FilterTree, FilterTree)
+    case or(FilterTree, FilterTree)
     /// The to-one `column` holds the id of a row of `table` that matches the predicate.
-    case related(column: String, table: String, Predicate)
+    case related(column: String, table: String, FilterTree)
     /// The owner's to-many link table holds `target`.
     case linked(link: String, owner: String, target: StoredValue)
+    /// A translated `#Predicate` on the model stored in `table`.
+    case expression(QueryNode, table: String)
 
     /// The columns the conditions test.
     package var columns: [ColumnReference] {
         switch self {
         case .condition(let column, _): [column]
         case .and(let left, let right), .or(let left, let right): left.columns + right.columns
-        case .related, .linked: []  // columns of another model, checked when it was resolved
+        case .related, .linked, .expression: []  // checked when they were resolved
         }
     }
 }

@@ -187,6 +187,10 @@ public struct ModelError: Error, Hashable, Sendable, CustomStringConvertible, Lo
         /// A delete that a relationship forbids: a ``DeleteRule/deny`` rule while related values
         /// exist, or a value that others still refer to through a non-optional to-one relationship.
         public static let deleteDenied = Code("deleteDenied")
+        /// A `#Predicate` or `SortDescriptor` that SQL cannot run with Swift's exact meaning (a
+        /// `String`'s `count`, a localized comparator, a method without a translation); the
+        /// message names it.
+        public static let unsupportedPredicate = Code("unsupportedPredicate")
         /// An argument out of range, such as `copy(_:from:batchSize: 0)`.
         public static let invalidArgument = Code("invalidArgument")
         /// A save that a unique index refuses (``ModelIndex/unique(_:)``): another value already

@@ -30,6 +30,44 @@ package protocol SQLDialect {
     mutating func linked(link: String, owner: String, target: StoredValue, root: Any.Type) throws -> String
     /// The longest name (of an index) the engine keeps whole, in bytes; `nil` for no limit.
     var maximumNameLength: Int? { get }
+
+    // A translated `#Predicate` (``QueryNode``) and sort descriptors also need:
+
+    /// A stored property's value in `qualifier`'s row, in the SQL type of `kind` (a member of a
+    /// nested value read from its JSON and converted).
+    func column(_ reference: ColumnReference, kind: ValueKind, qualifier: String, root: Any.Type) throws -> String
+    /// Binds `value`, of `kind`, and returns its placeholder.
+    mutating func bind(_ value: StoredValue, kind: ValueKind) -> String
+    /// The operator for "equal, NULL being a value like any other".
+    var isNotDistinctFrom: String { get }
+    /// `sql`, of `kind`, as Swift orders it: text by code points, `Decimal`s by number.
+    func ordered(_ sql: String, kind: ValueKind) -> String
+    /// `text` contains `other` or starts with it, literally.
+    func textMatch(_ kind: TextTest, _ text: String, _ other: String) -> String
+    /// The `FROM` item that walks the elements of the stored array `array`, named `alias`.
+    func arrayElements(_ array: String, alias: String) -> String
+    /// The value of the element `alias` walks, in the SQL type of `kind`.
+    func arrayElement(alias: String, kind: ValueKind) -> String
+    /// The number of elements of the stored array `array`.
+    func arrayLength(_ array: String) -> String
+    /// A sort term that orders a table's rows as they were stored.
+    func storedOrder(table: String) -> String
+}
+
+extension SQLDialect {
+    /// Literal containment or prefix through the position of the first occurrence: `other` is
+    /// written once, and `%` or `_` in it mean themselves.
+    package func textMatch(_ kind: TextTest, _ text: String, _ other: String, position: String) -> String {
+        switch kind {
+        case .contains: "(\(position)(\(text), \(other)) > 0)"
+        case .prefix: "(\(position)(\(text), \(other)) = 1)"
+        }
+    }
+}
+
+/// The text tests a `#Predicate` can make: `contains` and `starts(with:)`.
+package enum TextTest: Sendable {
+    case contains, prefix
 }
 
 extension SQLDialect {
@@ -76,17 +114,18 @@ extension Filter {
     /// ` WHERE …`, ` ORDER BY …` and ` LIMIT … OFFSET …` in `dialect`, which collects the arguments.
     package func clauses<Dialect: SQLDialect>(in dialect: inout Dialect, includingOrderAndLimit: Bool = true) throws -> String {
         if let error { throw error }
-        for column in (predicate?.columns ?? []) + sorts.map(\.column) {
+        for column in (tree?.columns ?? []) + sorts.map(\.column) {
             if let problem = column.nestedKeyProblem(root: Root.self) { throw problem }
         }
         var sql = ""
-        if let predicate { sql += " WHERE " + (try predicate.sql(in: &dialect, root: Root.self)) }
+        if let tree { sql += " WHERE " + (try tree.sql(in: &dialect, root: Root.self)) }
         guard includingOrderAndLimit else { return sql }
         if !sorts.isEmpty {
             let orders = try sorts.map { sort in
                 dialect.order(try dialect.expression(for: sort.column, root: Root.self), ascending: sort.ascending)
             }
             sql += " ORDER BY " + orders.joined(separator: ", ")
+            if keepsStoredOrder { sql += ", " + dialect.storedOrder(table: SQLName.quoted(Root.tableName)) }
         }
         if let paging {
             let count = dialect.bind(integer: Int64(paging.count))
@@ -97,7 +136,7 @@ extension Filter {
     }
 }
 
-extension Predicate {
+extension FilterTree {
     package func sql<Dialect: SQLDialect>(in dialect: inout Dialect, root: Any.Type) throws -> String {
         switch self {
         case .condition(let reference, let condition):
@@ -111,6 +150,9 @@ extension Predicate {
             return try dialect.related(column: column, table: table, inner: innerSQL, root: root)
         case .linked(let link, let owner, let target):
             return try dialect.linked(link: link, owner: owner, target: target, root: root)
+        case .expression(let node, let table):
+            var scopes = QueryScopes(table: table)
+            return try node.condition(in: &dialect, &scopes, root: root)
         }
     }
 }

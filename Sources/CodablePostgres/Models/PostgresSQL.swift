@@ -100,6 +100,55 @@ struct PostgresDialect: SQLDialect {
     /// PostgreSQL cuts names at 63 bytes.
     var maximumNameLength: Int? { 63 }
 
+    func column(_ reference: ColumnReference, kind: ValueKind, qualifier: String, root: Any.Type) -> String {
+        let column = qualifier + "." + SQLName.quoted(reference.column)
+        guard !reference.jsonPath.isEmpty else { return column }
+        let path = "ARRAY[" + reference.jsonPath.map(SQLName.literal).joined(separator: ", ") + "]::text[]"
+        // A member of a nested value: its JSON text, converted as a column of its type is.
+        return kind == .json ? "NULLIF(\(column) #> \(path), 'null'::jsonb)" : Self.columnKind(kind).fromText("(\(column) #>> \(path))")
+    }
+
+    mutating func bind(_ value: StoredValue, kind: ValueKind) -> String {
+        Self.columnKind(kind).parameter(value, &binds)
+    }
+
+    var isNotDistinctFrom: String { "IS NOT DISTINCT FROM" }
+
+    func ordered(_ sql: String, kind: ValueKind) -> String {
+        // Text by bytes: UTF-8's order of code points, Swift's order.
+        kind == .text ? "\(sql) COLLATE \"C\"" : sql
+    }
+
+    func textMatch(_ kind: TextTest, _ text: String, _ other: String) -> String {
+        textMatch(kind, text, other, position: "strpos")
+    }
+
+    func arrayElements(_ array: String, alias: String) -> String { "jsonb_array_elements_text(\(array)) AS \(alias)(\"value\")" }
+
+    func arrayElement(alias: String, kind: ValueKind) -> String {
+        kind == .json ? "\(alias).\"value\"::jsonb" : Self.columnKind(kind).fromText("\(alias).\"value\"")
+    }
+
+    func arrayLength(_ array: String) -> String { "jsonb_array_length(\(array))" }
+
+    /// The row's place in the table: the order rows were inserted in, until one is updated.
+    func storedOrder(table: String) -> String { "\(table).ctid" }
+
+    /// The column type of a query expression's kind.
+    static func columnKind(_ kind: ValueKind) -> ColumnKind {
+        switch kind {
+        case .integer: .bigint
+        case .real: .double
+        case .text: .text
+        case .bool: .boolean
+        case .date: .timestamp
+        case .uuid: .uuid
+        case .decimal: .numeric
+        case .data: .bytea
+        case .json: .jsonb
+        }
+    }
+
     /// Text matched literally by LIKE (whose escape character is a backslash by default).
     static func likeEscaped(_ text: String) -> String {
         var escaped = ""

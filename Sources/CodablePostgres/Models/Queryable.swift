@@ -1,5 +1,6 @@
 #if Postgres
 import Foundation
+import PostgresNIO
 
 extension Postgres {
     /// What ``Database`` and ``Transaction`` both offer: the model API and the key-value store,
@@ -111,6 +112,19 @@ extension Postgres.Queryable {
     /// ```
     public func get<T: Model & Sendable>(with filter: Filter<T>) async throws -> [T] {
         try await handle.session.get(with: filter)
+    }
+
+    /// The `WHERE`, `ORDER BY` and `LIMIT` clauses ``get(with:)`` runs for `filter`, arguments
+    /// as `$1`, `$2`… placeholders: to read what a filter or a `#Predicate` becomes.
+    ///
+    /// ```swift
+    /// print(try await db.sql(for: Filter(#Predicate<Person> { $0.age > 17 })))
+    /// // WHERE ("Person"."age" > $1::bigint)
+    /// ```
+    public func sql<T: Model & Sendable>(for filter: Filter<T>) async throws -> String {
+        let table = try await handle.session.table(for: T.self)
+        var binds = PostgresBindings()
+        return String(try filter.clauses(table: table, binds: &binds).dropFirst())
     }
 
     /// The value with this id, or `nil`.

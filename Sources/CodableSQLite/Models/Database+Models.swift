@@ -116,6 +116,17 @@ extension SQLite.Database {
         return try readModels(T.self, table: table, sql: table.select + clauses, arguments: arguments, ids: ids)
     }
 
+    /// The `WHERE`, `ORDER BY` and `LIMIT` clauses ``get(with:)`` runs for `filter`, arguments
+    /// as `?` placeholders: to read what a filter or a `#Predicate` becomes. Nothing is run.
+    ///
+    /// ```swift
+    /// print(try db.sql(for: Filter(#Predicate<Person> { $0.age > 17 })))
+    /// // WHERE ("Person"."age" > ?)
+    /// ```
+    public func sql<T: Model>(for filter: Filter<T>) throws -> String {
+        String(try filter.clauses().sql.dropFirst())
+    }
+
     /// The value with this id, or `nil`.
     ///
     /// ```swift

@@ -7,8 +7,7 @@ struct SQLiteDialect: SQLDialect {
     func expression(for reference: ColumnReference, root: Any.Type) -> SQLExpression {
         var sql = SQLName.quoted(reference.column)
         if !reference.jsonPath.isEmpty {
-            let path = "$" + reference.jsonPath.map { "." + "\"" + $0.replacingOccurrences(of: "\"", with: "\\\"") + "\"" }.joined()
-            sql = "json_extract(\(sql), \(SQLName.literal(path)))"
+            sql = "json_extract(\(sql), \(SQLName.literal(Self.jsonPath(reference.jsonPath))))"
         }
         // A Decimal is exact text, ordered by its numeric value (exactly within a Double's 15 digits).
         let ordered = reference.isDecimal ? "CAST(\(sql) AS NUMERIC)" : sql
@@ -50,6 +49,48 @@ struct SQLiteDialect: SQLDialect {
     mutating func linked(link: String, owner: String, target: SQLite.Value, root: Any.Type) -> String {
         arguments.append(target)
         return "EXISTS (SELECT 1 FROM \(SQLName.quoted(link)) WHERE \"owner\" = \(SQLName.quoted(owner)).\(ModelReflection.quotedID) AND \"target\" = ?)"
+    }
+
+    func column(_ reference: ColumnReference, kind: ValueKind, qualifier: String, root: Any.Type) -> String {
+        let column = qualifier + "." + SQLName.quoted(reference.column)
+        guard !reference.jsonPath.isEmpty else { return column }
+        // json_extract gives SQL's own types: integers, reals, text, and 1 or 0 for JSON's booleans.
+        return Self.typed("json_extract(\(column), \(SQLName.literal(Self.jsonPath(reference.jsonPath))))", kind)
+    }
+
+    mutating func bind(_ value: SQLite.Value, kind: ValueKind) -> String {
+        arguments.append(value)
+        return "?"
+    }
+
+    var isNotDistinctFrom: String { "IS" }
+
+    func ordered(_ sql: String, kind: ValueKind) -> String {
+        // Text compares by bytes, which in UTF-8 is the order of code points, Swift's order.
+        kind == .decimal ? "CAST(\(sql) AS NUMERIC)" : sql
+    }
+
+    func textMatch(_ kind: TextTest, _ text: String, _ other: String) -> String {
+        textMatch(kind, text, other, position: "instr")
+    }
+
+    func arrayElements(_ array: String, alias: String) -> String { "json_each(\(array)) AS \(alias)" }
+
+    func arrayElement(alias: String, kind: ValueKind) -> String { Self.typed("\(alias).\"value\"", kind) }
+
+    /// A value read from JSON as its kind: a `Double` JSON wrote without a fraction (`5`) is
+    /// still a real, so that `/` divides as Swift's does.
+    private static func typed(_ sql: String, _ kind: ValueKind) -> String {
+        kind == .real ? "CAST(\(sql) AS REAL)" : sql
+    }
+
+    func arrayLength(_ array: String) -> String { "json_array_length(\(array))" }
+
+    func storedOrder(table: String) -> String { "\(table).rowid" }
+
+    /// `$."a"."b"`: a JSON path naming each member, quoted.
+    static func jsonPath(_ names: [String]) -> String {
+        "$" + names.map { "." + "\"" + $0.replacingOccurrences(of: "\"", with: "\\\"") + "\"" }.joined()
     }
 
     /// Text matched literally by GLOB: `*`, `?` and `[` wrapped in brackets.
