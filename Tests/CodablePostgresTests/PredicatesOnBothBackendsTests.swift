@@ -106,6 +106,9 @@ struct PredicatesOnBothBackendsTests {
         list.append(("to-many count", #Predicate<Film> { $0.cast.count == 2 }))
         list.append(("to-many isEmpty", #Predicate<Film> { $0.cast.isEmpty }))
         list.append(("to-many with outer", #Predicate<Film> { film in film.cast.contains { person in person.age + 1990 < film.year } == false }))
+        list.append(("optional text ?. starts", #Predicate<Film> { $0.note?.starts(with: word) == true }))
+        list.append(("!= and Bool !=", #Predicate<Film> { $0.title != title && $0.seen != flag }))
+        list.append(("to-one ?. flatMap Bool", #Predicate<Film> { $0.studio.flatMap { $0.founded > year - 1990 + 2000 } ?? flag }))
         return list
     }
 
@@ -167,6 +170,26 @@ struct PredicatesOnBothBackendsTests {
         let deleted = try await db.delete(with: Filter(old))
         #expect(deleted == films.filter { $0.year < 2000 }.count)
         #expect(try await db.count(Film.self) == films.count - deleted)
+    }
+
+    @Test("a live query of a #Predicate sees changes to the values and to their related values", arguments: await Backend.available)
+    func live(_ backend: Backend) async throws {
+        let db = try await backend.open()
+        let studio = Studio(id: 1, name: "Neon", founded: 2010)
+        let film = Film(id: UUID(), title: "Alien", year: 1979, rating: nil, genre: .horror, seen: false, released: Date(timeIntervalSince1970: 0),
+                        note: nil, tags: [], scores: [], address: Address(city: "Oslo", zip: 1), studio: studio, cast: [])
+        try await db.save(film)
+        let values = Collected(db.observe(Filter(#Predicate<Film> { $0.studio?.name == "A24" }, sortBy: [SortDescriptor(\.title)])))
+        try await values.wait { $0.last?.isEmpty == true }
+        let a24 = Studio(id: 1, name: "A24", founded: 2012)
+        try await db.save(a24)   // only the related row changes
+        try await values.wait { $0.last?.map(\.title) == ["Alien"] }
+        var other = film
+        other.id = UUID()
+        other.title = "Aliens"
+        other.studio = a24   // saving the graph saves the studio as it is here
+        try await db.save(other)
+        try await values.wait { $0.last?.map(\.title) == ["Alien", "Aliens"] }
     }
 
     @Test("what SQL cannot say with Swift's meaning throws unsupportedPredicate and changes nothing", arguments: await Backend.available)
