@@ -31,6 +31,7 @@ struct QueryBenchmark {
         Kind(name: "limit") { try LimitC(path: $0) },
         Kind(name: "CodableSQLite") { try CodableSQLiteContender<Item>(path: $0) },
         Kind(name: "CodableSQLite models") { try CodableSQLiteModelsContender(path: $0) },
+        Kind(name: "CodableSQLite #Predicate") { try CodableSQLitePredicateContender(path: $0) },
         Kind(name: "GRDB query interface") { try GRDBCodable(path: $0) },
     ] + fluent
 
@@ -108,4 +109,5 @@ struct QueryBenchmark {
 extension LimitC: QueryContender {}
 extension CodableSQLiteContender: QueryContender where Record == Item {}
 extension CodableSQLiteModelsContender: QueryContender {}
+extension CodableSQLitePredicateContender: QueryContender {}
 extension GRDBCodable: QueryContender {}
