@@ -89,7 +89,7 @@ struct PredicateSQLTests {
                     #"WHERE (NOT EXISTS (SELECT 1 FROM "Film.cast" WHERE "Film.cast"."owner" = "Film"."id"))"#,
                     #"WHERE (NOT EXISTS (SELECT 1 FROM "Film.cast" WHERE "Film.cast"."owner" = "Film"."id"))"#))
         list.append(("sort", Filter(#Predicate<Film> { $0.seen }, sortBy: [SortDescriptor(\.title), SortDescriptor(\.rating, order: .reverse)]).limit(5),
-                    #"WHERE ("Film"."seen" = TRUE) ORDER BY "title" ASC, "rating" DESC, "Film".rowid LIMIT ? OFFSET ?"#,
+                    #"WHERE ("Film"."seen" = TRUE) ORDER BY "title" ASC, "rating" DESC LIMIT ? OFFSET ?"#,
                     #"WHERE ("Film"."seen" = TRUE) ORDER BY "title" COLLATE "C" ASC, "rating" DESC NULLS LAST, "Film".ctid LIMIT $1 OFFSET $2"#))
         return list
     }

@@ -37,7 +37,9 @@ extension Filter {
 
     /// A `#Predicate`'s values in the order of Foundation sort descriptors: the values and order
     /// `values.filter(predicate).sorted(using: sortBy)` gives, values the descriptors find equal
-    /// keeping the order they were stored in.
+    /// keeping the order they were stored in (as `get(_:)` returns them; on SQLite, unless an
+    /// index of several columns gives the order; on PostgreSQL, until a row is updated). For one
+    /// order everywhere, end with a descriptor on a unique property, such as `SortDescriptor(\.id)`.
     ///
     /// ```swift
     /// let newest = try await db.get(with: Filter(

@@ -50,8 +50,9 @@ package protocol SQLDialect {
     func arrayElement(alias: String, kind: ValueKind) -> String
     /// The number of elements of the stored array `array`.
     func arrayLength(_ array: String) -> String
-    /// A sort term that orders a table's rows as they were stored.
-    func storedOrder(table: String) -> String
+    /// A last sort term that orders rows the sorts find equal as they were stored; `nil` where
+    /// the engine's sort already keeps that order.
+    func storedOrder(table: String) -> String?
 }
 
 extension SQLDialect {
@@ -125,7 +126,7 @@ extension Filter {
                 dialect.order(try dialect.expression(for: sort.column, root: Root.self), ascending: sort.ascending)
             }
             sql += " ORDER BY " + orders.joined(separator: ", ")
-            if keepsStoredOrder { sql += ", " + dialect.storedOrder(table: SQLName.quoted(Root.tableName)) }
+            if keepsStoredOrder, let stored = dialect.storedOrder(table: SQLName.quoted(Root.tableName)) { sql += ", " + stored }
         }
         if let paging {
             let count = dialect.bind(integer: Int64(paging.count))

@@ -132,7 +132,7 @@ struct PostgresDialect: SQLDialect {
     func arrayLength(_ array: String) -> String { "jsonb_array_length(\(array))" }
 
     /// The row's place in the table: the order rows were inserted in, until one is updated.
-    func storedOrder(table: String) -> String { "\(table).ctid" }
+    func storedOrder(table: String) -> String? { "\(table).ctid" }
 
     /// The column type of a query expression's kind.
     static func columnKind(_ kind: ValueKind) -> ColumnKind {

@@ -86,7 +86,10 @@ struct SQLiteDialect: SQLDialect {
 
     func arrayLength(_ array: String) -> String { "json_array_length(\(array))" }
 
-    func storedOrder(table: String) -> String { "\(table).rowid" }
+    /// SQLite's sort is stable over its scan, and a scan (of the table, or of a one-column index)
+    /// visits equal keys in rowid order: the order rows were stored in, at no cost (a `rowid` term
+    /// would stop an index from giving the order).
+    func storedOrder(table: String) -> String? { nil }
 
     /// `$."a"."b"`: a JSON path naming each member, quoted.
     static func jsonPath(_ names: [String]) -> String {
