@@ -88,6 +88,9 @@ struct PredicateSQLTests {
         list.append(("to-many isEmpty", Filter(#Predicate<Film> { $0.cast.isEmpty }),
                     #"WHERE (NOT EXISTS (SELECT 1 FROM "Film.cast" WHERE "Film.cast"."owner" = "Film"."id"))"#,
                     #"WHERE (NOT EXISTS (SELECT 1 FROM "Film.cast" WHERE "Film.cast"."owner" = "Film"."id"))"#))
+        list.append(("rawValue", Filter(#Predicate<Film> { ($0.priority?.rawValue ?? 0) > 1 && $0.genre.rawValue < genre.rawValue }),
+                    #"WHERE ((COALESCE((CASE WHEN "Film"."priority" IS NULL THEN NULL ELSE "Film"."priority" END), ?) > ?) AND ("Film"."genre" < ?))"#,
+                    #"WHERE ((COALESCE((CASE WHEN "Film"."priority" IS NULL THEN NULL ELSE "Film"."priority" END), $1::bigint) > $2::bigint) AND ("Film"."genre" COLLATE "C" < $3::text COLLATE "C"))"#))
         list.append(("sort", Filter(#Predicate<Film> { $0.seen }, sortBy: [SortDescriptor(\.title), SortDescriptor(\.rating, order: .reverse)]).limit(5),
                     #"WHERE ("Film"."seen" = TRUE) ORDER BY "title" ASC, "rating" DESC LIMIT ? OFFSET ?"#,
                     #"WHERE ("Film"."seen" = TRUE) ORDER BY "title" COLLATE "C" ASC, "rating" DESC NULLS LAST, "Film".ctid LIMIT $1 OFFSET $2"#))

@@ -7,7 +7,9 @@ import Testing
 /// `sorted(using:)` return over the same values.
 @Suite("Queries: #Predicate and SortDescriptor on SQLite and PostgreSQL")
 struct PredicatesOnBothBackendsTests {
-    enum Genre: String, Codable, Sendable { case drama, comedy, horror }
+    enum Genre: String, Codable, Sendable, CaseIterable { case drama, comedy, horror }
+    enum Priority: Int, Codable, Sendable, CaseIterable { case low = 1, middle, high }
+    enum Mood: String, Codable, Sendable { case calm, loud }
     struct Address: Codable, Hashable, Sendable { var city: String; var zip: Int }
     struct Studio: Codable, Model, Hashable, Sendable { var id: Int64?; var name: String; var founded: Int }
     struct Person: Codable, Model, Hashable, Sendable { var id: String; var name: String; var age: Int }
@@ -17,6 +19,8 @@ struct PredicatesOnBothBackendsTests {
         var year: Int
         var rating: Double?
         var genre: Genre
+        var priority: Priority?
+        var mood: Mood
         var seen: Bool
         var released: Date
         var note: String?
@@ -32,14 +36,16 @@ struct PredicatesOnBothBackendsTests {
 
     /// Values with random fields (from a fixed seed), related values shared among them.
     static func sample(seed: UInt64, count: Int) -> [Film] {
-        var random = SplitMix(seed: seed)
+        var random = SeededRandom(seed: seed)
         let studios = (0..<3).map { Studio(id: Int64($0 + 1), name: ["A24", "Neon", "a24"][$0], founded: 2000 + $0 * 7) }
         let people = (0..<5).map { Person(id: "p\($0)", name: ["Ann", "Bob", "ann", "Zoë", "Al"][$0], age: 20 + $0 * 9) }
         return (0..<count).map { index in
             Film(
                 id: UUID(), title: titles[random.next(titles.count)] + (random.next(3) == 0 ? " \(index % 4)" : ""),
                 year: 1990 + random.next(40), rating: random.next(4) == 0 ? nil : Double(random.next(100)) / 10,
-                genre: [Genre.drama, .comedy, .horror][random.next(3)], seen: random.next(2) == 0,
+                genre: [Genre.drama, .comedy, .horror][random.next(3)],
+                priority: random.next(4) == 0 ? nil : Priority.allCases[random.next(3)], mood: random.next(2) == 0 ? .calm : .loud,
+                seen: random.next(2) == 0,
                 released: Date(timeIntervalSince1970: Double(random.next(2_000_000_000)) + Double(random.next(1000)) / 1000),
                 note: random.next(3) == 0 ? nil : words[random.next(words.count)],
                 tags: (0..<random.next(4)).map { _ in words[random.next(words.count)] },
@@ -53,7 +59,7 @@ struct PredicatesOnBothBackendsTests {
     }
 
     /// The predicates of the oracle test, with captured values drawn from `random`.
-    static func predicates(_ random: inout SplitMix) -> [(String, Predicate<Film>)] {
+    static func predicates(_ random: inout SeededRandom) -> [(String, Predicate<Film>)] {
         let year = 1990 + random.next(40), other = 1990 + random.next(40)
         let rating = Double(random.next(100)) / 10
         let title = titles[random.next(titles.count)]
@@ -106,6 +112,8 @@ struct PredicatesOnBothBackendsTests {
         list.append(("to-many count", #Predicate<Film> { $0.cast.count == 2 }))
         list.append(("to-many isEmpty", #Predicate<Film> { $0.cast.isEmpty }))
         list.append(("to-many with outer", #Predicate<Film> { film in film.cast.contains { person in person.age + 1990 < film.year } == false }))
+        list.append(("enum rawValue", #Predicate<Film> { $0.genre.rawValue == genre.rawValue || $0.genre.rawValue < "d" }))
+        list.append(("Int enum rawValue order", #Predicate<Film> { ($0.priority?.rawValue ?? 0) >= divisor % 3 + 1 }))
         list.append(("optional text ?. starts", #Predicate<Film> { $0.note?.starts(with: word) == true }))
         list.append(("!= and Bool !=", #Predicate<Film> { $0.title != title && $0.seen != flag }))
         list.append(("to-one ?. flatMap Bool", #Predicate<Film> { $0.studio.flatMap { $0.founded > year - 1990 + 2000 } ?? flag }))
@@ -118,7 +126,7 @@ struct PredicatesOnBothBackendsTests {
         let films = Self.sample(seed: 7, count: 120)
         try await db.save(films)
         let stored = try await db.get(Film.self)
-        var random = SplitMix(seed: 42)
+        var random = SeededRandom(seed: 42)
         var telling = Set<String>()   // predicates that kept some values and left out others
         for round in 0..<4 {
             for (name, predicate) in Self.predicates(&random) {
@@ -176,7 +184,7 @@ struct PredicatesOnBothBackendsTests {
     func live(_ backend: Backend) async throws {
         let db = try await backend.open()
         let studio = Studio(id: 1, name: "Neon", founded: 2010)
-        let film = Film(id: UUID(), title: "Alien", year: 1979, rating: nil, genre: .horror, seen: false, released: Date(timeIntervalSince1970: 0),
+        let film = Film(id: UUID(), title: "Alien", year: 1979, rating: nil, genre: .horror, priority: nil, mood: .calm, seen: false, released: Date(timeIntervalSince1970: 0),
                         note: nil, tags: [], scores: [], address: Address(city: "Oslo", zip: 1), studio: studio, cast: [])
         try await db.save(film)
         let values = Collected(db.observe(Filter(#Predicate<Film> { $0.studio?.name == "A24" }, sortBy: [SortDescriptor(\.title)])))
@@ -201,6 +209,7 @@ struct PredicatesOnBothBackendsTests {
             ("String.count", Filter(#Predicate<Film> { $0.title.count > 3 })),
             ("enum order", Filter(#Predicate<Film> { _ in true }, sortBy: [SortDescriptor(\.genre.rawValue)]).and(Filter(#Predicate<Film> { $0.tags.first == "x" }))),
             ("first", Filter(#Predicate<Film> { $0.tags.first == "x" })),
+            ("rawValue of an enum that is not CaseIterable", Filter(#Predicate<Film> { $0.mood.rawValue == "calm" })),
         ]
         for (name, filter) in refused {
             await #expect(throws: ModelError.self, "\(backend): \(name)") { try await db.get(with: filter) }
@@ -216,16 +225,7 @@ struct PredicatesOnBothBackendsTests {
     }
 }
 
-/// A small seeded generator, so that a failing case can be run again.
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
+extension SeededRandom {
+    /// A number in `0..<bound`.
     mutating func next(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
 }

@@ -13,7 +13,8 @@ extension Filter {
     ///
     /// Translated: comparisons and `&&`, `||`, `!`; optionals (`== nil`, `??`, `?.`, `flatMap`,
     /// `!`); text `==`, `<` (in Swift's order of code points), `contains` and `starts(with:)`
-    /// (literal, case- and accent-sensitive); enums by raw value; `Bool`, `Date`, `UUID`,
+    /// (literal, case- and accent-sensitive); enums by raw value (`.rawValue` of a `CaseIterable`
+    /// enum); key paths of captured values, computed once; `Bool`, `Date`, `UUID`,
     /// integers and floating point with Swift's arithmetic (`/` and `%` truncate on integers);
     /// `a ? b : c`; ranges' `contains`; a captured collection's `contains`; stored arrays'
     /// `contains`, `contains(where:)`, `allSatisfy`, `count` and `isEmpty`; to-one relationships

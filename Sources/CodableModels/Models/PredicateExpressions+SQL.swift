@@ -16,6 +16,10 @@ extension PredicateExpressions.Variable: TranslatableExpression {
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 extension PredicateExpressions.KeyPath: TranslatableExpression {
     func term(_ t: inout PredicateTranslation) throws -> PredicateTranslation.Term {
+        // A key path of a captured value is a constant: Swift computes it, once.
+        if let constant = root as? PredicateExpressions.Value<Root.Output> {
+            return try PredicateExpressions.Value(constant.value[keyPath: keyPath]).term(&t)
+        }
         let base = try t.term(root)
         switch kind {
         case .collectionCount?:
@@ -43,15 +47,48 @@ extension PredicateExpressions.KeyPath: TranslatableExpression {
             }
             return .path(scope: scope, model: model, keyPath: keyPath)
         case .path(let scope, let model, let base):
-            guard let full = base.appending(path: keyPath) else { throw t.refusal("the key path \(keyPath) after \(base)") }
+            if Self.isRawValue(keyPath) {
+                // An enum is stored as its raw value: `.rawValue` reads the same column, as the raw type.
+                guard case .column(let reference, _, let optional, _) = try t.column(base, of: model, scope: scope) else {
+                    throw t.refusal("rawValue of \(base)")
+                }
+                return .node(.column(reference, ValueKind.of(Output.self), optional: optional, scope: scope))
+            }
+            let full = base.appending(path: keyPath)
+            if Root.Output.self is any RawRepresentable.Type, full.map({ (try? model.predicateColumn($0)) == nil }) ?? true {
+                // A computed property of a stored enum, most likely `rawValue`.
+                throw t.refusal("\(keyPath) of the enum \(Root.Output.self) is not stored: to read its rawValue in a #Predicate, declare \(Root.Output.self): CaseIterable; or compare the enum value itself")
+            }
+            guard let full else { throw t.refusal("the key path \(keyPath) after \(base)") }
             return .path(scope: scope, model: model, keyPath: full)
         case .toOne(let relationship, let scope):
             // `value.relationship!.property`: the related row's property.
             let inner = t.newScope()
             let node = try t.column(keyPath, of: relationship.target, scope: inner)
             return .node(.related(column: relationship.name, table: relationship.target.tableName, outer: scope, scope: inner, node))
+        case .node(.column(let reference, _, let optional, let scope)) where Self.isRawValue(keyPath):
+            // `value.optionalEnum?.rawValue`: the unwrapped enum's column, as the raw type.
+            return .node(.column(reference, ValueKind.of(Output.self), optional: optional, scope: scope))
         default:
             throw t.refusal("the key path \(keyPath) on a computed value; use stored properties")
+        }
+    }
+}
+
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+extension PredicateExpressions.KeyPath {
+    /// Whether `keyPath` is `\E.rawValue` of an enum `E`: checked on every case of a
+    /// `CaseIterable` enum (a key path to a computed property cannot be compared with another).
+    static func isRawValue(_ keyPath: Swift.KeyPath<Root.Output, Output>) -> Bool {
+        guard let cases = Root.Output.self as? any (CaseIterable & RawRepresentable).Type else { return false }
+        return rawValues(of: cases, keyPath)
+    }
+
+    private static func rawValues<E: CaseIterable & RawRepresentable>(of type: E.Type, _ keyPath: AnyKeyPath) -> Bool {
+        guard E.RawValue.self == Output.self, let typed = keyPath as? Swift.KeyPath<E, E.RawValue>, !E.allCases.isEmpty else { return false }
+        return E.allCases.allSatisfy { value in
+            let read = value[keyPath: typed], raw = value.rawValue
+            return (read as? AnyHashable) == (raw as? AnyHashable) && (read as? AnyHashable) != nil
         }
     }
 }

@@ -116,6 +116,25 @@ extension SQLite.Database {
         return try readModels(T.self, table: table, sql: table.select + clauses, arguments: arguments, ids: ids)
     }
 
+    /// Calls `body` with each value a filter matches, in its order, reading `batchSize` values at
+    /// a time: memory holds one batch, however many values match. The synchronous form of
+    /// ``ModelStore/values(with:batchSize:)``, with the same batches; an error `body` throws
+    /// stops the reading and is rethrown.
+    ///
+    /// ```swift
+    /// var total = 0.0
+    /// try db.forEach(with: Filter(#Predicate<Order> { $0.freight > 100 })) { total += $0.freight }
+    /// ```
+    @available(*, noasync, message: "blocks its thread; in async code iterate db.values(with:) with for try await")
+    public func forEach<T: Model>(with filter: Filter<T>, batchSize: Int = 500, _ body: (T) throws -> Void) throws {
+        var batches = StreamBatches(filter: filter, batchSize: batchSize)
+        while let next = try batches.next() {
+            let batch = try get(with: next)
+            try batches.read(batch)
+            for value in batch { try body(value) }
+        }
+    }
+
     /// The `WHERE`, `ORDER BY` and `LIMIT` clauses ``get(with:)`` runs for `filter`, arguments
     /// as `?` placeholders: to read what a filter or a `#Predicate` becomes. Nothing is run.
     ///
