@@ -86,6 +86,8 @@ let package = Package(
             dependencies: [
                 "CodableModels",
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: postgres),
+                // The pool's error type, matched by value (postgres-nio passes some of its errors through).
+                .product(name: "_ConnectionPoolModule", package: "postgres-nio", condition: postgres),
                 .product(name: "Logging", package: "swift-log", condition: postgres),
             ]
         ),

@@ -1,6 +1,7 @@
 #if Postgres
 @_exported import CodableModels
 import PostgresNIO
+import _ConnectionPoolModule
 
 /// The same `Model` types, `Filter`s and key-value store as on SQLite, on a PostgreSQL server.
 ///
@@ -126,11 +127,10 @@ extension Postgres {
                     return Postgres.Error(.connection, message: "\(failure.code)\(underlying)", sql: sql)
                 }
             }
-            // The pool's one error postgres-nio passes through rather than mapping to PSQLError
-            // (a shut-down pool and a cancelled request are mapped above): no connection could be
-            // made for a while. Its type lives in a module without a public promise, so it is
-            // recognised by name, not imported.
-            if String(reflecting: type(of: error)).hasSuffix(".ConnectionPoolError") {
+            // The pool's own errors (postgres-nio maps most of them to PSQLError above).
+            if let failure = error as? ConnectionPoolError {
+                if failure == .requestCancelled { return CancellationError() }
+                if failure == .poolShutdown { return Postgres.Error(.closed, message: "the database is closed", sql: sql) }
                 return Postgres.Error(.connection, message: "no connection to the server could be made for a while; it is down or unreachable", sql: sql)
             }
             // Errors of the caller's own code (thrown inside a transaction) pass through unchanged.
