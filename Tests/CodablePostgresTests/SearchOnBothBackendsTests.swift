@@ -155,6 +155,10 @@ struct SearchOnBothBackendsTests {
         #expect(try await db.search(for: "task", in: open.sort(by: \.title).limit(5, page: 2), limit: 2).count == 2)
         #expect(try await db.search(for: "task", in: open.sort(by: \.title).limit(5, page: 9)).isEmpty)
         #expect(try await db.search(for: "task", in: Filter(\Note.title, is: .hasPrefix("t2")), limit: 3).count == 3)
+        // A #Predicate filter, sorted by descriptors, is searched within the same way.
+        let predicate = #Predicate<Note> { !$0.isArchived && $0.title.starts(with: "t1") }
+        let within = try await db.search(for: "task", in: Filter(predicate, sortBy: [SortDescriptor(\.title, order: .reverse)]))
+        #expect(Self.titles(within) == notes.filter { !$0.isArchived && $0.title.hasPrefix("t1") }.map(\.title).sorted(by: >))
         await #expect { try await db.search(Note.self, for: "task", limit: -1) } throws: { ModelError.Code(of: $0) == .invalidFilter }
         #expect(try await db.search(for: "task", in: Filter<Note>().limit(1)).count == 1)
     }
