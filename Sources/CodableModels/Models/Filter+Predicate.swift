@@ -84,12 +84,8 @@ extension Filter {
         }
         if let problem = column.nestedKeyProblem(root: Root.self) { throw problem }
         let valueType = unwrappedOptionalType(type(of: keyPath).valueType).type
-        switch valueType {
-        case is String.Type, is Date.Type, is UUID.Type, is Decimal.Type, is Double.Type, is Float.Type: break
-        default:
-            guard StorageType.of(valueType).0 == .integer, !(valueType is any RawRepresentable.Type), !(valueType is Bool.Type) else {
-                throw refuse("\(keyPath) holds \(valueType), whose stored form does not sort as Swift sorts it")
-            }
+        guard ValueKind.sortsAsSwift(valueType) else {
+            throw refuse("\(keyPath) holds \(valueType), whose stored form does not sort as Swift sorts it")
         }
         return (column, descriptor.order == .forward)
     }

@@ -108,16 +108,10 @@ struct PredicateTranslation {
     /// Refuses ordering where SQL's order of the stored form is not Swift's order of the type.
     func checkOrdered(_ type: Any.Type, _ what: String) throws -> ValueKind {
         let wrapped = unwrappedOptionalType(type).type
-        let kind = ValueKind.of(wrapped)
-        let native: Bool
-        switch wrapped {
-        case is String.Type, is Date.Type, is UUID.Type, is Decimal.Type, is Double.Type, is Float.Type: native = true
-        default: native = kind == .integer && !(wrapped is any RawRepresentable.Type) && !(wrapped is Bool.Type)
-        }
-        guard native else {
+        guard ValueKind.sortsAsSwift(wrapped) else {
             throw refusal("\(what) orders values of \(wrapped), whose stored form does not sort as Swift sorts them; compare integers, floating point, String, Date, UUID or Decimal")
         }
-        return kind
+        return ValueKind.of(wrapped)
     }
 }
 

@@ -22,6 +22,17 @@ package enum ValueKind: Sendable, Equatable {
         case .untyped: return .json
         }
     }
+
+    /// Whether SQL orders the stored form of `type` (optionals unwrapped) as Swift's `<` orders
+    /// its values: integers, floating point, `String`, `Date`, `UUID` and `Decimal`; not `Bool`
+    /// or enums, whose raw values need not sort as their cases do.
+    package static func sortsAsSwift(_ type: Any.Type) -> Bool {
+        let wrapped = unwrappedOptionalType(type).type
+        switch wrapped {
+        case is String.Type, is Date.Type, is UUID.Type, is Decimal.Type, is Double.Type, is Float.Type: return true
+        default: return of(wrapped) == .integer && !(wrapped is any RawRepresentable.Type) && !(wrapped is Bool.Type)
+        }
+    }
 }
 
 /// A translated `#Predicate` (see `Filter+Predicate.swift`): an expression tree with Swift's
