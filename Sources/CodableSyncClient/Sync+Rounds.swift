@@ -109,11 +109,16 @@ extension SQLite.Sync {
         let after = try await outbox.pulledVersion()
         let device = try await outbox.state().device
         let epoch = try await outbox.stateValue("epoch")
-        let result = try await transport.pull(SyncPull(device: device, after: after, limit: batchSize, epoch: epoch, startsOver: true))
+        // While starting over, every row comes again, this device's own pushes too: the rows the
+        // pages do not bring are deleted (or uploaded) at the end.
+        let restarting = try await outbox.startingOver()
+        let horizon = try await outbox.stateValue("horizon").flatMap { Int64($0) }
+        let result = try await transport.pull(SyncPull(
+            device: device, after: after, limit: batchSize, epoch: epoch, startsOver: true, horizon: horizon,
+            restarting: restarting != nil ? true : nil))
         // Before anything of it is applied (its epoch included).
         try result.validate(after: after, limit: batchSize)
-        let restarting = try await outbox.startingOver()
-        if try await startOverIfNeeded(after: after, known: epoch, restarting: restarting, result) { return true }
+        if try await startOverIfNeeded(after: after, known: epoch, horizon: horizon, result) { return true }
         guard result.version > after || restarting != nil else { return false }
         if !result.changes.isEmpty { publish(.pulling(result.changes.count)) }
         // The latest change of each row (its value now, or its delete), with its version. A value
@@ -136,6 +141,9 @@ extension SQLite.Sync {
         }
         let keptAside = try await outbox.applying(upTo: max(result.version, after)) { () -> [LocalOutbox.Undecodable] in
             var keptAside = decodingFailures
+            // The horizon known from now on: one that moves past a later pull's version means
+            // deletes this device never received were forgotten.
+            if let horizon = result.horizon { try await outbox.setState("horizon", .text(String(horizon))) }
             if restarting != nil { try await outbox.markSeen(sent) }
             var deletions: [(SyncedModel, [String])] = []
             var clashing: [(SyncedModel, [String: PulledRow])] = []

@@ -25,16 +25,18 @@ extension SQLite.Sync {
 
     /// Starts over if `result` says the server's history changed; `true` when it did (the pulled
     /// version is 0 again, and the pull goes on from there).
-    func startOverIfNeeded(after version: Int64, known: String?, restarting: StartOver?, _ result: SyncPullResult) async throws -> Bool {
+    func startOverIfNeeded(after version: Int64, known: String?, horizon knownHorizon: Int64?, _ result: SyncPullResult) async throws -> Bool {
         var how: StartOver?
         if let epoch = result.epoch, epoch != known {
             // No epoch yet: this device's first pull (or a server from before epochs).
             if known == nil { try await outbox.setState("epoch", .text(epoch)) } else { how = .upload }
         }
         if result.ahead == true { how = .upload }
-        // Behind the horizon; not while starting over already, which ends by deleting what the
-        // server did not send (a compaction meanwhile must not make it begin again).
-        if how == nil, restarting == nil, version > 0, let horizon = result.horizon, version < horizon { how = .deleteMissing }
+        // Behind the horizon: it moved past this device's version since the last answer applied,
+        // so deletes of rows it may have were forgotten. (A device paging from 0, new or starting
+        // over, is below a horizon that was there when it began: not behind.) While starting
+        // over, it begins again; an upload it owed stays owed.
+        if how == nil, version > 0, let horizon = result.horizon, horizon > version, horizon > (knownHorizon ?? 0) { how = .deleteMissing }
         guard let how else { return false }
         try await outbox.startOver(how, epoch: result.epoch)
         publish(.startingOver(how == .upload ? .serverRestored : .offlineTooLong))

@@ -191,13 +191,28 @@ public struct SyncPull: Codable, Sendable, Hashable {
     /// ``SyncPullResult/ahead``); a device that cannot (`nil`) gets an error instead of an answer
     /// it would take for "nothing new".
     public var startsOver: Bool?
+    /// The ``SyncPullResult/horizon`` of the last answer the device applied (`nil` before it
+    /// knows one). A device is behind the horizon (it must start over) only when the horizon
+    /// moved past its `after` since: a device paging through the log from version 0 (new, or
+    /// starting over) is below a horizon that was already there when it began, and that is
+    /// not being behind. `nil`: behind whenever `after` is below the horizon.
+    public var horizon: Int64?
+    /// `true` on every pull of a start over, from its first page (from version 0) to its last:
+    /// the device pulls every row again, and then deletes (or uploads) the local rows the pages
+    /// did not bring, so its own pushes are not left out (after version 0 they are otherwise:
+    /// the device has them).
+    public var restarting: Bool?
 
-    public init(device: String, after: Int64, limit: Int, epoch: String? = nil, startsOver: Bool? = nil) {
+    public init(
+        device: String, after: Int64, limit: Int, epoch: String? = nil, startsOver: Bool? = nil, horizon: Int64? = nil, restarting: Bool? = nil
+    ) {
         self.device = device
         self.after = after
         self.limit = limit
         self.epoch = epoch
         self.startsOver = startsOver
+        self.horizon = horizon
+        self.restarting = restarting
     }
 }
 

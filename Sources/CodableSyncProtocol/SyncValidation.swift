@@ -101,7 +101,7 @@ extension SyncPush {
 extension SyncPull {
     /// Checks this pull's numbers and sizes, before the server reads anything for it: a device id
     /// of 1 to 200 characters, a version (`after`) of 0 or more, a limit of 1 or more (the server
-    /// caps it), an epoch of at most 1,000 characters.
+    /// caps it), an epoch of at most 1,000 characters, a known horizon of 0 or more.
     ///
     /// ```swift
     /// let pull = try JSONDecoder().decode(SyncPull.self, from: body)
@@ -115,6 +115,7 @@ extension SyncPull {
         guard after >= 0 else { throw refuse("its version (after) is \(after), not 0 or more") }
         guard limit >= 1 else { throw refuse("its limit is \(limit), not 1 or more") }
         if let epoch { try SyncLimits.check(epoch, "its epoch", atMost: SyncLimits.epoch, refuse) }
+        if let horizon, horizon < 0 { throw refuse("its known horizon is \(horizon), not 0 or more") }
     }
 }
 

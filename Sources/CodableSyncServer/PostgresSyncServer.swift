@@ -195,14 +195,19 @@ extension Postgres {
                 try await tx.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
                 try await tx.execute("SET LOCAL statement_timeout = \(Self.statementTimeoutMilliseconds)")
                 // After version 0, the device's own pushes are left out (it has them); from 0 (a
-                // new device, or one starting over, which must see every row) nothing is.
+                // new device) and for a device starting over (which must see every row, on every
+                // page of its pull) nothing is.
+                let restarting = pull.restarting == true
                 var entries = try await log.changes(
                     after: pull.after, limit: limit, scoped: account.map { (ServerScopes(models: models), $0) },
-                    excludingOrigin: pull.after > 0 ? pull.device : nil, in: tx)
+                    excludingOrigin: pull.after > 0 && !restarting ? pull.device : nil, in: tx)
                 // An answer that saw the whole log ends at its newest version.
                 let top = entries.last?.isTop == true ? entries.removeLast().version : nil
                 let (epoch, horizon, ahead) = try await log.epoch(after: pull.after, deviceEpoch: pull.epoch, in: tx)
-                let behind = pull.after > 0 && pull.after < horizon
+                // Behind: the horizon moved past the device's version since the answer it last
+                // applied (a device paging from 0, new or starting over, is below a horizon
+                // that was there when it began: that is not being behind).
+                let behind = pull.after > 0 && pull.after < horizon && horizon > (pull.horizon ?? 0)
                 if behind || ahead {
                     // A device from before start-overs would take the empty answer as "nothing new".
                     guard pull.startsOver == true else {

@@ -216,9 +216,10 @@ struct ServerLog: Sendable {
     ///
     /// For an `account`, only the rows of its scope (``ServerScopes``), the deletes of rows it
     /// could read when they went, and the removals of rows that left its scope, in one order.
-    /// An answer may end at a later version than its last change: the log's newest version
-    /// (``Change/isTop``, last, when fewer than `limit` changes are picked), read in the same
-    /// snapshot, so that the device does not scan the changes left out again.
+    /// An answer may end at a later version than its last change: the log's newest version, or
+    /// the horizon when that is newer (``Change/isTop``, last, when fewer than `limit` changes
+    /// are picked), read in the same snapshot, so that the device does not scan the changes left
+    /// out again, and does not end below the horizon.
     ///
     /// `version` and `limit` come from a request: below 0 they read as 0, and a limit as 1; no
     /// arithmetic on them can overflow. Read in `db`: a pull's transaction, so that the log, the
@@ -280,7 +281,11 @@ struct ServerLog: Sendable {
             SELECT version::text, tbl, id, deleted::text, kind FROM (
                 SELECT version, tbl, id, deleted, kind, 0 AS part FROM picked
                 UNION ALL
-                SELECT greatest((SELECT max(version) FROM codablesync_changes), (SELECT max(version) FROM codablesync_removals)),
+                -- The horizon too: when the newest entries were tombstones a compaction forgot,
+                -- an answer that saw the whole log still ends at or past it (a device ending
+                -- below it would take itself for one that must start over).
+                SELECT greatest((SELECT max(version) FROM codablesync_changes), (SELECT max(version) FROM codablesync_removals),
+                                (SELECT value::bigint FROM codablesync_meta WHERE key = 'horizon')),
                        '', '', false, 'top', 1
                 WHERE (SELECT count(*) FROM picked) < $2::int
             ) y WHERE y.version IS NOT NULL ORDER BY y.part, y.version

@@ -292,6 +292,127 @@ struct SyncEvolutionTests {
         await server.close()
     }
 
+    @Test("a start over that takes many pulls keeps the rows this device pushed itself: every page brings them")
+    func startOverInManyPullsKeepsOwnPushes() async throws {
+        let server = try await TestServer.shared.freshDatabase()
+        let endpoint = try Postgres.SyncServer(database: server, models: Self.models)
+        let a = try SQLite.Database(path: Self.path()), b = try SQLite.Database(path: Self.path())
+        let syncA = try SQLite.Sync(local: a, transport: endpoint, models: Self.models)
+        // One change a page: B's start over takes a pull for each row.
+        let syncB = try SQLite.Sync(local: b, transport: endpoint, models: Self.models, batchSize: 1)
+        try await a.save(Note(id: UUID(), text: "the log's first entry", done: false))
+        try await syncA.sync()
+        // B's own pushes: the log marks them as B's, and B's ordinary pulls leave them out.
+        let mine = Note(id: UUID(), text: "made by B", done: false)
+        try await b.save(Folder(id: UUID(), name: "B's", notes: [mine]))
+        try await syncB.sync()
+        let gone = Note(id: UUID(), text: "deleted while B is away", done: false)
+        try await a.save(gone)
+        try await syncA.sync()
+        try await syncB.sync()
+        _ = try await a.delete(gone)
+        try await syncA.sync()
+        #expect(try await endpoint.compact(deletedBefore: Date().addingTimeInterval(60)) == 1)
+        let states = try await Self.states(of: syncB) { try await syncB.sync() }
+        #expect(states.contains { if case .startingOver(.offlineTooLong) = $0 { true } else { false } }, "\(states)")
+        #expect(try await b.get(Note.self, id: mine.id) == mine, "B's own note is still on B")
+        #expect(try await b.get(Note.self, id: gone.id) == nil)
+        let byID = { (notes: [Note]) in notes.sorted { $0.id.uuidString < $1.id.uuidString } }
+        #expect(byID(try await b.get(Note.self)) == byID(try await server.get(Note.self)))
+        let folders = { (folders: [Folder]) in folders.sorted { $0.id.uuidString < $1.id.uuidString } }
+        #expect(folders(try await b.get(Folder.self)) == folders(try await server.get(Folder.self)))
+        // And B's next ordinary pulls leave its own pushes out again.
+        var renamed = try #require(try await b.get(Folder.self).first)
+        renamed.name = "renamed by B"
+        try await b.save(renamed)
+        let pulled = try await Self.states(of: syncB) { try await syncB.sync() }
+        #expect(!pulled.contains { if case .pulling = $0 { true } else { false } }, "\(pulled)")
+        await server.close()
+    }
+
+    @Test("when the newest changes were deletes a compaction forgot, a new device's pulls end past the horizon: it never starts over")
+    func newDeviceAfterACompactionOfTheNewestChanges() async throws {
+        let server = try await TestServer.shared.freshDatabase()
+        let endpoint = try Postgres.SyncServer(database: server, models: Self.models)
+        let a = try SQLite.Database(path: Self.path())
+        let syncA = try SQLite.Sync(local: a, transport: endpoint, models: Self.models)
+        let kept = Note(id: UUID(), text: "kept", done: false), gone = Note(id: UUID(), text: "gone", done: false)
+        try await a.save([kept, gone])
+        try await syncA.sync()
+        _ = try await a.delete(gone)
+        try await syncA.sync()
+        #expect(try await endpoint.compact(deletedBefore: Date().addingTimeInterval(60)) == 1)
+        // A new device pulling a row a page, and one pulling everything at once.
+        for batchSize in [1, 500] {
+            let c = try SQLite.Database(path: Self.path())
+            let syncC = try SQLite.Sync(local: c, transport: endpoint, models: Self.models, batchSize: batchSize)
+            for _ in 0..<2 {
+                let states = try await Self.states(of: syncC) { try await syncC.sync() }
+                #expect(!states.contains { if case .startingOver = $0 { true } else { false } }, "\(states)")
+            }
+            #expect(try await c.get(Note.self) == [kept])
+        }
+        await server.close()
+    }
+
+    /// Runs `hook` once, before the pull numbered `at` (from 1) goes to the server.
+    actor PullHook: SyncTransport {
+        let server: Postgres.SyncServer
+        let at: Int
+        let hook: @Sendable () async throws -> Void
+        var pulls = 0
+        init(server: Postgres.SyncServer, at: Int, hook: @escaping @Sendable () async throws -> Void) {
+            self.server = server
+            self.at = at
+            self.hook = hook
+        }
+        func push(_ push: SyncPush) async throws -> SyncPushResult { try await server.push(push) }
+        func pull(_ pull: SyncPull) async throws -> SyncPullResult {
+            pulls += 1
+            if pulls == at { try await hook() }
+            return try await server.pull(pull)
+        }
+    }
+
+    @Test("a compaction in the middle of a start over that forgets the delete of a row already received makes it begin again: the row goes")
+    func compactionDuringAStartOver() async throws {
+        let server = try await TestServer.shared.freshDatabase()
+        let endpoint = try Postgres.SyncServer(database: server, models: Self.models)
+        let a = try SQLite.Database(path: Self.path()), b = try SQLite.Database(path: Self.path())
+        let syncA = try SQLite.Sync(local: a, transport: endpoint, models: Self.models)
+        let first = Note(id: UUID(), text: "first, received on the start over's first page", done: false)
+        try await a.save(first)
+        try await syncA.sync()
+        for index in 0..<4 { try await a.save(Note(id: UUID(), text: "note \(index)", done: false)) }
+        try await syncA.sync()
+        // B syncs, goes away; a delete it never pulls is forgotten: B must start over.
+        let setUp = try SQLite.Sync(local: b, transport: endpoint, models: Self.models)
+        try await setUp.sync()
+        let away = Note(id: UUID(), text: "deleted while B is away", done: false)
+        try await a.save(away)
+        try await syncA.sync()
+        _ = try await a.delete(away)
+        try await syncA.sync()
+        #expect(try await endpoint.compact(deletedBefore: Date().addingTimeInterval(60)) == 1)
+        // B's start over, one row a page: after its first page (which brings `first`), `first` is
+        // deleted and that delete forgotten at once.
+        let deleteFirst: @Sendable () async throws -> Void = {
+            _ = try await a.delete(first)
+            try await syncA.sync()
+            _ = try await endpoint.compact(deletedBefore: Date().addingTimeInterval(60))
+        }
+        // Pull 1 sees the horizon and starts over; pull 2 is its first page; before pull 3.
+        let hooked = PullHook(server: endpoint, at: 3, hook: deleteFirst)
+        let syncB = try SQLite.Sync(local: b, transport: hooked, models: Self.models, batchSize: 1)
+        let states = try await Self.states(of: syncB) { try await syncB.sync() }
+        let startOvers = states.filter { if case .startingOver(.offlineTooLong) = $0 { true } else { false } }
+        #expect(startOvers.count == 2, "the start over begins again: \(states)")
+        #expect(try await b.get(Note.self, id: first.id) == nil, "the row deleted meanwhile is gone")
+        let byID = { (notes: [Note]) in notes.sorted { $0.id.uuidString < $1.id.uuidString } }
+        #expect(byID(try await b.get(Note.self)) == byID(try await server.get(Note.self)))
+        await server.close()
+    }
+
     @Test("past the retention: an old copy of a device's file starts over under a new device id, keeping its change; an old push delivered again is refused and changes nothing")
     func pushesOlderThanTheRetention() async throws {
         let server = try await TestServer.shared.freshDatabase()
@@ -316,7 +437,8 @@ struct SyncEvolutionTests {
 
         // The copy wakes up with a change of its own, over a value long overwritten.
         let copy = try SQLite.Database(path: copyPath)
-        let syncCopy = try SQLite.Sync(local: copy, transport: endpoint, models: Self.models)
+        // One change a page: the copy's start over takes a pull for each row.
+        let syncCopy = try SQLite.Sync(local: copy, transport: endpoint, models: Self.models, batchSize: 1)
         #expect(try await syncCopy.deviceID == syncOriginal.deviceID)
         let fromCopy = Note(id: UUID(), text: "made on the copy", done: false)
         try await copy.save(fromCopy)
@@ -326,6 +448,7 @@ struct SyncEvolutionTests {
         try await syncCopy.sync()
         #expect(try await copy.get(Note.self, id: first.id)?.text == "third", "the copy has the server's values")
         #expect(try await server.get(Note.self, id: fromCopy.id) == fromCopy, "the copy's own change reached the server")
+        #expect(try await copy.get(Note.self, id: fromCopy.id) == fromCopy, "and stayed on the copy")
         #expect(try await server.get(Note.self, id: first.id)?.text == "third", "nothing old came back")
 
         // An old push of the original (its acknowledged push long forgotten) delivered again.

@@ -366,8 +366,12 @@ class Device:
     def pull_batch(self):
         db = self.db
         after, epoch, restarting = get_state(db, "pulled", 0), get_state(db, "epoch"), get_state(db, "restart")
-        answer = self.server.call("pull", {"device": get_state(db, "device"), "after": after, "limit": BATCH,
-                                           "epoch": epoch, "startsOver": True})
+        known_horizon = get_state(db, "horizon")
+        request = {"device": get_state(db, "device"), "after": after, "limit": BATCH,
+                   "epoch": epoch, "startsOver": True, "restarting": restarting is not None}
+        if known_horizon is not None:
+            request["horizon"] = int(known_horizon)
+        answer = self.server.call("pull", request)
         require(isinstance(answer, dict), "a pull's answer is not an object")
         changes, version, more = answer.get("changes"), answer.get("version"), answer.get("more")
         require(isinstance(changes, list) and len(changes) <= BATCH, "its changes are not a list of at most the limit")
@@ -378,7 +382,7 @@ class Device:
             require(isinstance(change, dict) and is_name(change.get("table"), 255), "a change has no table")
             require(is_name(change.get("id"), 1000) and is_version(change.get("version"), 1), "a change has no id or version")
             require(change.get("value") is None or isinstance(change.get("value"), str), "a change's value is not text")
-        if self.start_over_if_needed(after, epoch, restarting, answer):
+        if self.start_over_if_needed(after, epoch, known_horizon, answer):
             return True
         if version <= after and restarting is None:
             return False
@@ -404,12 +408,14 @@ class Device:
                     continue
                 db.execute("DELETE FROM skipped WHERE tbl = ? AND id = ?", row)
             set_state(db, "pulled", max(version, after))
+            if answer.get("horizon") is not None:
+                set_state(db, "horizon", answer["horizon"])
             if restarting is not None and not more:
                 self.finish_start_over(restarting)
         self.received += len(changes)
         return more
 
-    def start_over_if_needed(self, after, known, restarting, answer):
+    def start_over_if_needed(self, after, known, known_horizon, answer):
         db = self.db
         how = None
         epoch = answer.get("epoch")
@@ -422,7 +428,9 @@ class Device:
         if answer.get("ahead") is True:
             how = "upload"
         horizon = answer.get("horizon")
-        if how is None and restarting is None and after > 0 and horizon is not None and after < horizon:
+        # Behind: the horizon moved past this device's version since the last answer it applied
+        # (pages from 0 are below a horizon that was there when they began: not behind).
+        if how is None and after > 0 and horizon is not None and after < horizon and horizon > int(known_horizon or 0):
             how = "deleteMissing"
         if how is None:
             return False
