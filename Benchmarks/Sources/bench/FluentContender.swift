@@ -1,112 +1,34 @@
 #if Fluent
-import FluentKit
-import FluentSQLiteDriver
+import FluentBench
 import Foundation
-import SQLKit
 
-/// Fluent 1.57 with fluent-sqlite-driver 4.9 (its own SQLite, through SQLiteNIO): the ORM
-/// server-side Swift developers use, on the same record through its model API and query builder.
-/// One event loop and one connection, WAL and synchronous=NORMAL for files, like everyone else.
-final class FluentContender: Contender {
-    private let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-    private let threadPool = NIOThreadPool(numberOfThreads: 1)
-    private let databases: Databases
-    private let db: any FluentKit.Database
+// The Fluent contender lives in FluentBench (its SQLite must not meet the system's in this
+// module); here it joins the scenarios, its records converted outside the timings.
+extension FluentContender: Contender {}
 
-    init(path: String) throws {
-        threadPool.start()
-        databases = Databases(threadPool: threadPool, on: group)
-        let storage: SQLiteConfiguration.Storage = path == ":memory:" ? .memory : .file(path: path)
-        databases.use(.sqlite(SQLiteConfiguration(storage: storage, enableForeignKeys: false), sqlLogLevel: nil), as: .sqlite)
-        guard let db = databases.database(logger: Logger(label: "bench"), on: group.any()) else {
-            throw BenchmarkError.verification("Fluent: no database")
+extension FluentRecord: ItemRecord {
+    init(_ item: Item) {
+        let halves = withUnsafeBytes(of: item.uuid.uuid) { raw in
+            (raw.loadUnaligned(fromByteOffset: 0, as: UInt64.self).bigEndian, raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self).bigEndian)
         }
-        self.db = db
-        try blocking { [db] in
-            if path != ":memory:", let sql = db as? any SQLDatabase {
-                try await sql.raw("PRAGMA journal_mode = WAL").run()
-                try await sql.raw("PRAGMA synchronous = NORMAL").run()
-            }
-            try await FluentItem.createTable(on: db)
-        }
+        self.init(
+            id: item.id, title: item.title, note: item.note, dueDate: item.dueDate?.timeIntervalSince1970, isCompleted: item.isCompleted,
+            priority: item.priority, score: item.score, uuid: halves, tags: item.tags, createdAt: item.createdAt.timeIntervalSince1970)
     }
 
-    deinit {
-        databases.shutdown()
-        try? threadPool.syncShutdownGracefully()
-        try? group.syncShutdownGracefully()
-    }
-
-    func insert(_ items: [Item]) throws {
-        // Fluent creates an array of models with one INSERT; 1,000 rows keep it under SQLite's bound-value limit.
-        try blocking { [db] in
-            try await db.transaction { tx in
-                for start in stride(from: 0, to: items.count, by: 1_000) {
-                    try await items[start..<min(start + 1_000, items.count)].map(FluentItem.init).create(on: tx)
-                }
-            }
+    var item: Item {
+        let uuid = withUnsafeBytes(of: (self.uuid.high.bigEndian, self.uuid.low.bigEndian)) { raw in
+            UUID(uuid: (raw[0], raw[1], raw[2], raw[3], raw[4], raw[5], raw[6], raw[7],
+                        raw[8], raw[9], raw[10], raw[11], raw[12], raw[13], raw[14], raw[15]))
         }
-    }
-
-    func fetchAll() throws -> [Item] {
-        try blocking { [db] in try await FluentItem.query(on: db).sort(\.$id).all().map(\.item) }
-    }
-
-    func fetch(ids: [Int64]) throws -> [Item] {
-        try blocking { [db] in
-            var items: [Item] = []
-            items.reserveCapacity(ids.count)
-            for id in ids { if let model = try await FluentItem.find(id, on: db) { items.append(model.item) } }
-            return items
-        }
-    }
-
-    func update(_ items: [Item]) throws {
-        // Fluent updates one model per statement; a model it did not fetch is marked as stored.
-        try blocking { [db] in
-            try await db.transaction { tx in
-                for item in items {
-                    let model = FluentItem(item)
-                    model.$id.exists = true
-                    try await model.update(on: tx)
-                }
-            }
-        }
+        return Item(
+            id: id, title: title, note: note, dueDate: dueDate.map(Date.init(timeIntervalSince1970:)), isCompleted: isCompleted,
+            priority: priority, score: score, uuid: uuid, tags: tags, createdAt: Date(timeIntervalSince1970: createdAt))
     }
 }
 
 extension FluentContender: QueryContender {
-    func store(forQueries items: [Item]) throws {
-        try insert(items)
-        try blocking { [db] in
-            guard let sql = db as? any SQLDatabase else { throw BenchmarkError.verification("Fluent: no SQL database") }
-            try await sql.create(index: "fluent_item_dueDate_priority").on(FluentItem.schema).column("dueDate").column("priority").run()
-        }
-    }
-
-    func page(_ page: Int) throws -> [Item] {
-        try blocking { [db] in
-            try await FluentItem.query(on: db).filter(\.$priority > 2).sort(\.$dueDate)
-                .range(page * QueryBenchmark.pageSize..<(page + 1) * QueryBenchmark.pageSize).all().map(\.item)
-        }
-    }
-}
-
-/// Runs async work to completion for the synchronous benchmark loop. The caller is the main
-/// thread, never a thread of Swift's cooperative pool, so blocking it cannot starve the work.
-func blocking<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) throws -> T {
-    let done = DispatchSemaphore(value: 0)
-    let box = ResultBox<T>()
-    Task {
-        do { box.result = .success(try await work()) } catch { box.result = .failure(error) }
-        done.signal()
-    }
-    done.wait()
-    guard let result = box.result else { throw BenchmarkError.verification("async work ended without a result") }
-    return try result.get()
-}
-
-private final class ResultBox<T>: @unchecked Sendable {  // written by the task before it signals, read after the wait
-    var result: Result<T, any Error>?
+    func store(forQueries items: [Item]) throws { try store(forQueries: items.map(FluentRecord.init)) }
+    func page(_ page: Int) throws -> [Item] { try self.page(page, size: QueryBenchmark.pageSize).map(\.item) }
 }
 #endif

@@ -1,3 +1,6 @@
+#if Fluent
+import FluentBench
+#endif
 import Foundation
 
 /// A contender of scenario H: filtered, sorted, paged queries through its own query API.

@@ -1,3 +1,6 @@
+#if Fluent
+import FluentBench
+#endif
 import Foundation
 import GRDBSQLite
 

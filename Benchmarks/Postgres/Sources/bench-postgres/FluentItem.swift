@@ -1,1 +1,1 @@
-../../../Sources/bench/FluentItem.swift
+../../../Sources/FluentBench/FluentItem.swift

@@ -1,9 +1,9 @@
 #if Fluent
-import FluentKit
-import Foundation
+internal import FluentKit
+internal import Foundation
 
 /// The benchmark record as a FluentKit model: Fluent's models are classes with property wrappers,
-/// declared field by field. Shared by the SQLite benchmark and `Benchmarks/Postgres` (symlinked).
+/// declared field by field. Shared by the SQLite benchmark and `Benchmarks/Postgres` (symlinked, where it is unused).
 final class FluentItem: FluentKit.Model, @unchecked Sendable {  // Fluent requires Sendable models; each instance is used by one task at a time
     static let schema = "fluent_item"
     @ID(custom: "id", generatedBy: .user) var id: Int64?
@@ -19,19 +19,28 @@ final class FluentItem: FluentKit.Model, @unchecked Sendable {  // Fluent requir
 
     init() {}
 
-    init(_ item: Item) {
-        id = item.id
-        set(item)
+    init(_ record: FluentRecord) {
+        id = record.id
+        set(record)
     }
 
-    func set(_ item: Item) {
-        title = item.title; note = item.note; dueDate = item.dueDate; isCompleted = item.isCompleted
-        priority = item.priority; score = item.score; uuid = item.uuid; tags = item.tags; createdAt = item.createdAt
+    func set(_ record: FluentRecord) {
+        title = record.title; note = record.note; dueDate = record.dueDate.map(Date.init(timeIntervalSince1970:))
+        isCompleted = record.isCompleted; priority = record.priority; score = record.score
+        uuid = withUnsafeBytes(of: (record.uuid.high.bigEndian, record.uuid.low.bigEndian)) { raw in
+            UUID(uuid: (raw[0], raw[1], raw[2], raw[3], raw[4], raw[5], raw[6], raw[7],
+                        raw[8], raw[9], raw[10], raw[11], raw[12], raw[13], raw[14], raw[15]))
+        }
+        tags = record.tags; createdAt = Date(timeIntervalSince1970: record.createdAt)
     }
 
-    var item: Item {
-        Item(id: id ?? 0, title: title, note: note, dueDate: dueDate, isCompleted: isCompleted, priority: priority,
-             score: score, uuid: uuid, tags: tags, createdAt: createdAt)
+    var record: FluentRecord {
+        let halves = withUnsafeBytes(of: uuid.uuid) { raw in
+            (raw.loadUnaligned(fromByteOffset: 0, as: UInt64.self).bigEndian, raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self).bigEndian)
+        }
+        return FluentRecord(
+            id: id ?? 0, title: title, note: note, dueDate: dueDate?.timeIntervalSince1970, isCompleted: isCompleted, priority: priority,
+            score: score, uuid: halves, tags: tags, createdAt: createdAt.timeIntervalSince1970)
     }
 
     /// Creates the table through Fluent's schema builder, with the column types Fluent picks.
