@@ -240,40 +240,52 @@ struct ServerLog: Sendable {
         var prefix = "WITH"
         var entries = "SELECT c.version, c.tbl, c.id, c.deleted, 'change' AS kind FROM codablesync_changes c WHERE c.version > $1::bigint\(others)"
         if let (scopes, account) = scoped {
-            // A small scope (a user's rows) is looked up in the log row by row (its index on
-            // tbl, id); a scope about as large as the log's entries after `version` is joined with
-            // them (a hash join). Either way, never a subplan per log entry over the whole scope.
-            let sizes = try await db.textRows("""
-                SELECT ((SELECT count(*) FROM codablesync_owners WHERE account = $1)
-                        + (SELECT count(*) FROM codablesync_shares WHERE account = $1))::text,
-                       (SELECT coalesce(max(version), 0) FROM codablesync_changes)::text
-                """, [account]).first
-            let roots = sizes?.first.flatMap { $0.flatMap { Int64($0) } } ?? 0
-            let newest = sizes.flatMap { $0.count > 1 ? $0[1].flatMap { Int64($0) } : nil } ?? 0
+            // A small scope (a user's rows, few against the log's entries after `version`) is
+            // computed, and looked up in the log row by row (its index on tbl, id). A scope about
+            // as large as those entries (a new device of a big account) is not computed at all:
+            // the log is read in version order, each entry asked whether the account can read
+            // its row (codablesync_readers, a walk back to the owned and shared rows), until the
+            // page is full; so a page costs its own entries, not the account's whole scope.
+            let newest = try await db.textRows("SELECT coalesce(max(version), 0)::text FROM codablesync_changes", [])
+                .first?.first.flatMap { $0.flatMap { Int64($0) } } ?? 0
+            // Roots counted up to what decides (both at least 0: no overflow).
+            let cap = (newest - min(version, newest)) / 8 + 1
+            let roots = try await db.textRows("""
+                SELECT ((SELECT count(*) FROM (SELECT 1 FROM codablesync_owners WHERE account = $1 LIMIT $2::bigint) o)
+                        + (SELECT count(*) FROM (SELECT 1 FROM codablesync_shares WHERE account = $1 LIMIT $2::bigint) s))::text
+                """, [account, String(cap)]).first?.first.flatMap { $0.flatMap { Int64($0) } } ?? 0
             let account = parameter(account)
-            prefix = scopes.scope(account: arguments.count) + ", in_scope AS (SELECT DISTINCT tbl, id FROM scope),"
-            // Both at least 0 here (counts, and versions clamped above): neither can overflow.
-            let (scaled, overflow) = roots.multipliedReportingOverflow(by: 8)
-            let inScope = !overflow && scaled < newest - min(version, newest)
-                ? """
+            if roots < cap {
+                prefix = scopes.scope(account: arguments.count) + ", in_scope AS (SELECT DISTINCT tbl, id FROM scope),"
+                entries = """
                     SELECT c.version, c.tbl, c.id, c.deleted, 'change' AS kind FROM in_scope s CROSS JOIN LATERAL (
                         SELECT version, tbl, id, deleted FROM codablesync_changes c
                         WHERE c.tbl = s.tbl AND c.id = (s.id COLLATE "default") AND c.version > $1::bigint\(others)) c
+                    UNION
+                    SELECT c.version, c.tbl, c.id, c.deleted, 'change' FROM codablesync_changes c
+                    JOIN codablesync_audience a ON a.tbl = c.tbl AND a.id = c.id
+                    WHERE c.version > $1::bigint AND c.deleted AND \(account) = ANY(a.accounts)\(others)
+                    UNION ALL
+                    SELECT r.version, r.tbl, r.id, true, 'removal' FROM codablesync_removals r
+                    WHERE r.account = \(account) AND r.version > $1::bigint AND NOT EXISTS (SELECT 1 FROM in_scope s WHERE s.tbl = r.tbl AND s.id = r.id)
                     """
-                : """
-                    SELECT c.version, c.tbl, c.id, c.deleted, 'change' AS kind FROM codablesync_changes c
-                    JOIN in_scope s ON s.tbl = c.tbl AND s.id = c.id WHERE c.version > $1::bigint\(others)
+            } else {
+                // One ordered scan of the log (its primary key) and one of the account's
+                // removals, each stopped by the page's LIMIT (a LIMIT over both would sort them
+                // whole), then merged. A deleted row's audience is looked up by its key.
+                entries = """
+                    (SELECT c.version, c.tbl, c.id, c.deleted, 'change' AS kind FROM codablesync_changes c
+                     WHERE c.version > $1::bigint\(others)
+                       AND (\(account) = ANY(codablesync_readers(c.tbl, c.id))
+                            OR (c.deleted AND coalesce((SELECT \(account) = ANY(a.accounts) FROM codablesync_audience a WHERE a.tbl = c.tbl AND a.id = c.id), false)))
+                     ORDER BY c.version LIMIT $2::int)
+                    UNION ALL
+                    (SELECT r.version, r.tbl, r.id, true, 'removal' FROM codablesync_removals r
+                     WHERE r.account = \(account) AND r.version > $1::bigint
+                       AND NOT coalesce(\(account) = ANY(codablesync_readers(r.tbl, r.id)), false)
+                     ORDER BY r.version LIMIT $2::int)
                     """
-            entries = """
-                \(inScope)
-                UNION
-                SELECT c.version, c.tbl, c.id, c.deleted, 'change' FROM codablesync_changes c
-                JOIN codablesync_audience a ON a.tbl = c.tbl AND a.id = c.id
-                WHERE c.version > $1::bigint AND c.deleted AND \(account) = ANY(a.accounts)\(others)
-                UNION ALL
-                SELECT r.version, r.tbl, r.id, true, 'removal' FROM codablesync_removals r
-                WHERE r.account = \(account) AND r.version > $1::bigint AND NOT EXISTS (SELECT 1 FROM in_scope s WHERE s.tbl = r.tbl AND s.id = r.id)
-                """
+            }
         }
         let rows = try await db.textRows("""
             \(prefix) picked AS (

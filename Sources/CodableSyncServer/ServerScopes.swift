@@ -178,6 +178,9 @@ struct ServerScopes: Sendable {
     }
 
     /// The accounts that can read the row `row_table`, `row_id` (the readers function's body).
+    /// The owned and shared rows are found by their key (`COLLATE "default"`: the walk's "C"
+    /// ids would compare in another collation than the key's, and scan them all; equality is
+    /// the same in both).
     private var readersSQL: String {
         let up = backwardStep.map { step in
             "UNION SELECT p.tbl, p.id FROM up u CROSS JOIN LATERAL (\(step)) p"
@@ -185,8 +188,8 @@ struct ServerScopes: Sendable {
         return """
             WITH RECURSIVE up(tbl, id) AS (SELECT row_table, row_id COLLATE "C" \(up))
             SELECT array_agg(DISTINCT a.account) FROM (
-                SELECT o.account FROM codablesync_owners o JOIN up ON o.tbl = up.tbl AND o.id = up.id
-                UNION ALL SELECT s.account FROM codablesync_shares s JOIN up ON s.tbl = up.tbl AND s.id = up.id
+                SELECT o.account FROM codablesync_owners o JOIN up ON o.tbl = up.tbl AND o.id = (up.id COLLATE "default")
+                UNION ALL SELECT s.account FROM codablesync_shares s JOIN up ON s.tbl = up.tbl AND s.id = (up.id COLLATE "default")
             ) a
             """
     }

@@ -300,5 +300,71 @@ struct SyncScopesTests {
         try await server.share(list, with: SyncAccount("nobody"), by: alice.account)
         #expect(try await server.shares(table: List.tableName, id: list.id.uuidString).isEmpty)
     }
+
+    @Test("a pull answers the same changes whether its account's scope is small against the log (computed, looked up) or large (the log read in order, each row's readers asked): shares, revokes and deletes included")
+    func bothPullPlansAgree() async throws {
+        let postgres = try await TestServer.shared.freshDatabase()
+        let server = try Postgres.SyncServer(database: postgres, models: Self.models)
+        let alice = try await server.addAccount("alice").account
+        let bob = try await server.addAccount("bob").account
+        let aliceDevice = try Self.device(server, alice), bobDevice = try Self.device(server, bob)
+        // Alice's many lists make the log large against bob's few rows.
+        let lists = (0..<20).map { n in List(id: UUID(), name: "list \(n)", items: (0..<3).map { Item(id: UUID(), title: "item \(n).\($0)") }) }
+        _ = try await aliceDevice.db.save(lists)
+        _ = try await bobDevice.db.save(List(id: UUID(), name: "bob's", items: [Item(id: UUID(), title: "bob's item")]))
+        try await aliceDevice.sync.sync()
+        try await bobDevice.sync.sync()
+        try await server.share(lists[0], with: bob, access: .read, by: alice)
+        try await server.share(lists[1], with: bob, access: .readWrite, by: alice)
+        try await server.revokeShare(lists[1], from: bob, by: alice)
+        _ = try await aliceDevice.db.delete(Item.self, id: lists[0].items[0].id)
+        var renamed = lists[0]
+        renamed.name = "renamed"
+        renamed.items.removeFirst()
+        _ = try await aliceDevice.db.save(renamed)
+        try await aliceDevice.sync.sync()
+
+        // Changes as comparable text (the values' JSON with sorted keys: the server's encoder
+        // does not keep one key order).
+        func normalized(_ changes: [SyncChange]) throws -> [String] {
+            try changes.map { change in
+                let value = try change.value.map { text in
+                    String(decoding: try JSONSerialization.data(
+                        withJSONObject: try JSONSerialization.jsonObject(with: Data(text.utf8)), options: .sortedKeys), as: UTF8.self)
+                }
+                return "\(change.table) \(change.id) \(change.version ?? -1) \(value ?? "deleted")"
+            }
+        }
+        for account in [bob, alice] {
+            let all = try await server.pull(SyncPull(device: "reader", after: 0, limit: 10_000), as: account)
+            #expect(!all.more)
+            // Every suffix of the log, down to the last change, and pages of 3: whichever plan each
+            // pull takes, the same changes.
+            for change in all.changes {
+                let after = (change.version ?? 1) - 1
+                let tail = try await server.pull(SyncPull(device: "reader", after: after, limit: 10_000), as: account)
+                #expect(try normalized(tail.changes) == normalized(all.changes.filter { ($0.version ?? 0) > after }), "\(account.name) after \(after)")
+            }
+            var paged: [SyncChange] = []
+            var after: Int64 = 0
+            while true {
+                let page = try await server.pull(SyncPull(device: "reader", after: after, limit: 3), as: account)
+                paged += page.changes
+                after = page.version
+                if !page.more { break }
+            }
+            #expect(try normalized(paged) == normalized(all.changes), "\(account.name), pages of 3")
+        }
+        // And what bob's answer holds: his own rows, the read share with its remaining items, the
+        // item deleted from it (a delete), the revoked list and its items (removals, as deletes).
+        let bobs = try await server.pull(SyncPull(device: "reader", after: 0, limit: 10_000), as: bob)
+        let values = Set(bobs.changes.filter { $0.value != nil }.map(\.id))
+        let deletes = Set(bobs.changes.filter { $0.value == nil }.map(\.id))
+        #expect(values.contains(lists[0].id.uuidString) && values.isSuperset(of: lists[0].items.dropFirst().map(\.id.uuidString)))
+        #expect(deletes.contains(lists[0].items[0].id.uuidString))
+        #expect(deletes.contains(lists[1].id.uuidString) && deletes.isSuperset(of: lists[1].items.map(\.id.uuidString)))
+        #expect(values.isDisjoint(with: lists[2...].flatMap { [$0.id.uuidString] + $0.items.map(\.id.uuidString) }), "nothing of alice's other lists")
+        await postgres.close()
+    }
 }
 #endif
