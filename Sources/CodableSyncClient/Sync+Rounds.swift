@@ -119,6 +119,13 @@ extension SQLite.Sync {
         // Before anything of it is applied (its epoch included).
         try result.validate(after: after, limit: batchSize)
         if try await startOverIfNeeded(after: after, known: epoch, horizon: horizon, result) { return true }
+        // A server from before `SyncPull.horizon` answers a start over's page below its horizon as
+        // it would a device behind it: nothing, no more, the same version. That is not the last
+        // page (whose version reaches the horizon): nothing is applied, and the start over waits
+        // for an updated server rather than deleting the rows it has not received.
+        if restarting != nil, after > 0, result.changes.isEmpty, !result.more, result.version == after, let top = result.horizon, top > after {
+            return false
+        }
         guard result.version > after || restarting != nil else { return false }
         if !result.changes.isEmpty { publish(.pulling(result.changes.count)) }
         // The latest change of each row (its value now, or its delete), with its version. A value

@@ -355,6 +355,48 @@ struct SyncEvolutionTests {
         await server.close()
     }
 
+    /// A server from before `SyncPull.horizon` and `restarting`: it never hears them.
+    struct OlderServer: SyncTransport {
+        let server: Postgres.SyncServer
+        func push(_ push: SyncPush) async throws -> SyncPushResult { try await server.push(push) }
+        func pull(_ pull: SyncPull) async throws -> SyncPullResult {
+            var older = pull
+            older.horizon = nil
+            older.restarting = nil
+            return try await server.pull(older)
+        }
+    }
+
+    @Test("a start over through a server from before the pull's horizon deletes nothing it has not received: it waits, and ends once the server is updated")
+    func startOverThroughAnOlderServer() async throws {
+        let server = try await TestServer.shared.freshDatabase()
+        let endpoint = try Postgres.SyncServer(database: server, models: Self.models)
+        let a = try SQLite.Database(path: Self.path()), b = try SQLite.Database(path: Self.path())
+        let syncA = try SQLite.Sync(local: a, transport: endpoint, models: Self.models)
+        try await a.save(Note(id: UUID(), text: "the log's first entry", done: false))
+        try await syncA.sync()
+        let b0 = try SQLite.Sync(local: b, transport: endpoint, models: Self.models, batchSize: 1)
+        let mine = Note(id: UUID(), text: "made by B", done: false)
+        try await b.save(mine)
+        try await b0.sync()
+        let gone = Note(id: UUID(), text: "deleted while B is away", done: false)
+        try await a.save(gone)
+        try await syncA.sync()
+        try await b0.sync()
+        _ = try await a.delete(gone)
+        try await syncA.sync()
+        #expect(try await endpoint.compact(deletedBefore: Date().addingTimeInterval(60)) == 1)
+        let older = try SQLite.Sync(local: b, transport: OlderServer(server: endpoint), models: Self.models, batchSize: 1)
+        for _ in 0..<2 { try await older.sync() }
+        #expect(try await b.get(Note.self, id: mine.id) == mine, "nothing deleted that the pages did not bring")
+        let updated = try SQLite.Sync(local: b, transport: endpoint, models: Self.models, batchSize: 1)
+        try await updated.sync()
+        let byID = { (notes: [Note]) in notes.sorted { $0.id.uuidString < $1.id.uuidString } }
+        #expect(byID(try await b.get(Note.self)) == byID(try await server.get(Note.self)))
+        #expect(try await b.get(Note.self, id: gone.id) == nil)
+        await server.close()
+    }
+
     /// Runs `hook` once, before the pull numbered `at` (from 1) goes to the server.
     actor PullHook: SyncTransport {
         let server: Postgres.SyncServer

@@ -386,6 +386,11 @@ class Device:
             return True
         if version <= after and restarting is None:
             return False
+        # A server from before the pull's `horizon` answers a start over's page below its horizon
+        # as it would a device behind it (nothing, no more, the same version): not the last page.
+        if restarting is not None and after > 0 and not changes and not more and version == after \
+                and answer.get("horizon") is not None and answer["horizon"] > after:
+            return False
         latest = {}
         for change in changes:
             if change["table"] in KEYS:
