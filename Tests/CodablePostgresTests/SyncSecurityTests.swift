@@ -92,6 +92,8 @@ struct SyncSecurityTests {
                 ("pull", #"{"device": "d", "after": 0, "limit": 0}"#),
                 ("pull", #"{"device": "d", "after": 0, "limit": -9223372036854775808}"#),
                 ("pull", #"{"device": "d", "after": 0, "limit": 100000000000000000000}"#),
+                ("pull", #"{"device": "d", "after": 1, "limit": 100, "horizon": -9223372036854775808}"#),
+                ("pull", #"{"device": "d", "after": 1, "limit": 100, "horizon": -1}"#),
                 ("wait", #"{"after": -9223372036854775808, "timeout": 1}"#),
                 ("wait", #"{"after": 0, "timeout": 1e300}"#),
                 ("wait", #"{"after": 0, "timeout": -1}"#),
@@ -107,6 +109,9 @@ struct SyncSecurityTests {
             // The largest version there is: an empty answer, not an overflow.
             let top = try await Self.request(url, "pull", token: alice.token, body: #"{"device": "d", "after": 9223372036854775807, "limit": 10}"#)
             #expect(top.status == 200 || top.status == 409)
+            // The largest known horizon: a device that says it is never behind only fools itself.
+            let never = try await Self.request(url, "pull", token: alice.token, body: #"{"device": "d", "after": 1, "limit": 10, "horizon": 9223372036854775807, "restarting": true}"#)
+            #expect(never.status == 200, "\(never.json)")
             // The server still serves everyone.
             let device = try SyncHTTPTests.device(url, token: alice.token)
             _ = try await device.db.save(Item(id: UUID(), title: "after the hostile requests"))
