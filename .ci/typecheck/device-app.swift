@@ -17,6 +17,6 @@ func startSync() async throws {
     } catch SyncError.Code.unauthorized {
         print("a new token is needed")
     }
-    let _: SQLite.Sync.Error.Code = .invalidAnswer
+    let _: SyncError.Code = .invalidAnswer
     print(SyncPush.maximumChanges, SyncHTTP.Route.push.method)
 }

@@ -14,50 +14,50 @@ import FoundationNetworking
 /// try await sync.run()   // live: it long-polls the server's `wait` route between rounds
 /// ```
 ///
-/// A token the server refuses throws `SQLite.Sync.Error.Code.unauthorized` with the server's
+/// A token the server refuses throws `SyncError.Code.unauthorized` with the server's
 /// words; an action the account may not do, `.forbidden`; a server or network that fails throws
 /// ``HTTPSyncTransport/Failure``, after which `run()` tries again and `sync()` can be called again
 /// (nothing is lost: pushes are sent again whole, and the server recognises them).
 ///
-/// Safe against a hostile server, or one in the way: an answer over ``maximumAnswerSize`` is
+/// Safe against a hostile server, or one in the way: an answer over the `maximumAnswerSize` given is
 /// refused as it arrives, a redirect to another origin is not followed (the token never leaves
-/// the server's origin), every answer is checked (``SyncPullResult/validate(after:limit:)``,
-/// ``SyncPushResult/validate(for:)``) before it is used, and the token is not sent in clear over
-/// `http://` to another machine unless ``allowsInsecureHTTP`` says so. Each of these throws
-/// `SQLite.Sync.Error.Code.invalidAnswer` (or `.invalidArgument` for the URL), and the device
+/// the server's origin), every answer is checked (`SyncPullResult.validate(after:limit:)`,
+/// `SyncPushResult.validate(for:)`) before it is used, and the token is not sent in clear over
+/// `http://` to another machine unless `allowsInsecureHTTP` says so. Each of these throws
+/// `SyncError.Code.invalidAnswer` (or `.invalidArgument` for the URL), and the device
 /// applies nothing of that answer.
 ///
 /// Sendable: immutable, apart from a lock-guarded last pulled version and the requests under way.
 public struct HTTPSyncTransport: SyncTransport {
     /// The routes' prefix: `…/push`, `…/pull` and so on are under it.
-    public let server: URL
+    package let server: URL
     let token: String
     /// The session the requests go through: this transport's own, with the configuration of the
     /// session given to the initializer, and a delegate that enforces the limits.
     var session: URLSession { connection.session }
     let connection: Connection
     /// How long one long poll waits on the server (seconds).
-    public let waitTimeout: Double
+    package let waitTimeout: Double
     /// The largest answer taken, in bytes (64 MiB unless the initializer says otherwise): a
     /// larger one is refused as soon as its `Content-Length`, or the bytes received, pass it.
     ///
     /// ```swift
     /// let transport = HTTPSyncTransport(server: url, token: token, maximumAnswerSize: 16 << 20)
     /// ```
-    public let maximumAnswerSize: Int
+    package let maximumAnswerSize: Int
     /// Whether the token may go in clear, over `http://`, to a host other than this machine
     /// (127.0.0.0/8, `::1`, `localhost`); `false` unless the initializer says so, and then such a
-    /// URL throws `SQLite.Sync.Error.Code.invalidArgument` at the first request.
+    /// URL throws `SyncError.Code.invalidArgument` at the first request.
     ///
     /// ```swift
     /// // A test server on the local network, on purpose:
     /// let transport = HTTPSyncTransport(server: URL(string: "http://10.0.0.5:8080/sync")!, token: token, allowsInsecureHTTP: true)
     /// ```
-    public let allowsInsecureHTTP: Bool
+    package let allowsInsecureHTTP: Bool
     /// Whether a running device listens to the server's event stream (live pushes, `GET
     /// …/events`), falling back to long polls where the server has none; `false`: long polls
     /// only (for a proxy that buffers streamed answers). `true` unless the initializer says so.
-    public let usesEvents: Bool
+    package let usesEvents: Bool
     /// The version of the last pull answered, for the long polls.
     let lastVersion = PulledVersion()
 
@@ -152,38 +152,38 @@ public struct HTTPSyncTransport: SyncTransport {
         return stream
     }
 
-    /// Shares a row this account owns, with every row it links, with another account
-    /// (``SyncHTTPEndpoint/Route/share``; ``Postgres/SyncServer/share(table:id:with:access:by:)``
-    /// on the server).
-    ///
-    /// - Throws: `SQLite.Sync.Error.Code.forbidden` when this account does not own the row (or the
-    ///   server does not have it yet: sync first), `.invalidArgument` for an unknown account.
-    public func share(table: String, id: String, with account: SyncAccount, access: SyncAccess = .readWrite) async throws {
+    /// The row form of ``share(_:with:access:)``.
+    package func share(table: String, id: String, with account: SyncAccount, access: SyncAccess = .readWrite) async throws {
         let _: [String: Bool] = try await post(.share, SyncHTTP.ShareRequest(table: table, id: id, account: account.name, access: access))
     }
 
-    /// ``share(table:id:with:access:)`` for a model value.
+    /// Shares a row this account owns, with every row it links, with another account
+    /// (``SyncHTTP/Route/share``; ``Postgres/SyncServer/share(_:with:access:by:)``
+    /// on the server).
+    ///
+    /// - Throws: `SyncError.Code.forbidden` when this account does not own the row (or the
+    ///   server does not have it yet: sync first), `.invalidArgument` for an unknown account.
     public func share<T: Model>(_ value: T, with account: SyncAccount, access: SyncAccess = .readWrite) async throws {
         try await share(table: T.tableName, id: SyncedModel.idText(value), with: account, access: access)
     }
 
-    /// Ends a share of a row this account owns (``SyncHTTPEndpoint/Route/unshare``): the rows
-    /// leave the other account's devices at their next pull.
-    public func revokeShare(table: String, id: String, from account: SyncAccount) async throws {
+    /// The row form of ``revokeShare(_:from:)``.
+    package func revokeShare(table: String, id: String, from account: SyncAccount) async throws {
         let _: [String: Bool] = try await post(.unshare, SyncHTTP.ShareRequest(table: table, id: id, account: account.name))
     }
 
-    /// ``revokeShare(table:id:from:)`` for a model value.
+    /// Ends a share of a row this account owns (``SyncHTTP/Route/unshare``): the rows
+    /// leave the other account's devices at their next pull.
     public func revokeShare<T: Model>(_ value: T, from account: SyncAccount) async throws {
         try await revokeShare(table: T.tableName, id: SyncedModel.idText(value), from: account)
     }
 
-    /// The account the token names (``SyncHTTPEndpoint/Route/account``).
+    /// The account the token names (``SyncHTTP/Route/account``).
     public func account() async throws -> SyncAccount {
         let answer: [String: String] = try await send(.account, body: nil, timeout: 30)
         guard let name = answer["account"] else { throw Failure(status: 200, message: "the server's answer names no account") }
         try SyncLimits.check(name, "the account's name", atMost: SyncLimits.name, nonEmpty: true) {
-            SQLite.Sync.Error(.invalidAnswer, "the server's answer to /account is refused: \($0)")
+            SyncError(.invalidAnswer, "the server's answer to /account is refused: \($0)")
         }
         return SyncAccount(name)
     }
@@ -209,7 +209,7 @@ public struct HTTPSyncTransport: SyncTransport {
             (data, response) = try await perform(request, origin: origin)
         } catch is CancellationError {
             throw CancellationError()
-        } catch let error as SQLite.Sync.Error {
+        } catch let error as SyncError {
             throw error
         } catch {
             try Task.checkCancellation()
@@ -221,11 +221,11 @@ public struct HTTPSyncTransport: SyncTransport {
             // The server's words, as much of them as a message needs.
             let message = String((failure?.message ?? String(decoding: data.prefix(500), as: UTF8.self)).prefix(2_000))
             switch status {
-            case 401: throw SQLite.Sync.Error(.unauthorized, "the sync server refused the token: \(message)")
-            case 403: throw SQLite.Sync.Error(.forbidden, message)
-            case 400: throw SQLite.Sync.Error(.invalidArgument, "the sync server refused the request: \(message)")
-            case 409 where failure?.error == SQLite.Sync.Error.Code.startOverNeeded.name: throw SQLite.Sync.Error(.startOverNeeded, message)
-            case 409 where failure?.error == SQLite.Sync.Error.Code.changeRefused.name: throw SQLite.Sync.Error(.changeRefused, message)
+            case 401: throw SyncError(.unauthorized, "the sync server refused the token: \(message)")
+            case 403: throw SyncError(.forbidden, message)
+            case 400: throw SyncError(.invalidArgument, "the sync server refused the request: \(message)")
+            case 409 where failure?.error == SyncError.Code.startOverNeeded.name: throw SyncError(.startOverNeeded, message)
+            case 409 where failure?.error == SyncError.Code.changeRefused.name: throw SyncError(.changeRefused, message)
             default: throw Failure(status: status, message: message)
             }
         }
@@ -240,10 +240,10 @@ public struct HTTPSyncTransport: SyncTransport {
     /// this machine (or anywhere, with ``allowsInsecureHTTP``).
     func checkedOrigin() throws -> Origin {
         guard let origin = Origin(server), origin.scheme == "https" || origin.scheme == "http" else {
-            throw SQLite.Sync.Error(.invalidArgument, "the sync server's URL must be https:// (or http:// to this machine), not \(server.absoluteString)")
+            throw SyncError(.invalidArgument, "the sync server's URL must be https:// (or http:// to this machine), not \(server.absoluteString)")
         }
         guard origin.scheme == "https" || allowsInsecureHTTP || Self.isLoopback(origin.host) else {
-            throw SQLite.Sync.Error(.invalidArgument, """
+            throw SyncError(.invalidArgument, """
                 the sync server's URL \(server.absoluteString) is http:// to another machine, which would send the token in clear: \
                 use https://, or allowsInsecureHTTP: true (todo: --allow-insecure-http) on a network you trust
                 """)
@@ -329,11 +329,11 @@ final class AnswerCollector: NSObject, URLSessionDataDelegate, Sendable {
     private struct Request {
         let continuation: CheckedContinuation<(Data, URLResponse), any Swift.Error>
         let origin: Origin
-        /// The largest answer taken (the transport's ``HTTPSyncTransport/maximumAnswerSize``).
+        /// The largest answer taken (the transport's `maximumAnswerSize`).
         let limit: Int
         var data = Data()
         /// Why the answer is refused, once it is: the rest of it is dropped.
-        var refusal: SQLite.Sync.Error?
+        var refusal: SyncError?
     }
 
     private let requests = Locked<[Int: Request]>([:])
@@ -356,7 +356,7 @@ final class AnswerCollector: NSObject, URLSessionDataDelegate, Sendable {
             guard let (limit, received, refused) = requests[id].map({ ($0.limit, $0.data.count, $0.refusal != nil) }), !refused else { return false }
             guard claimed <= Int64(limit), data.count <= limit - received else {
                 let size = claimed > Int64(limit) ? "\(claimed) bytes (its Content-Length)" : "more than \(limit) bytes"
-                requests[id]?.refusal = SQLite.Sync.Error(
+                requests[id]?.refusal = SyncError(
                     .invalidAnswer, "the sync server's answer is \(size), more than the \(limit) this device takes: refused")
                 requests[id]?.data = Data()
                 return true
@@ -377,7 +377,7 @@ final class AnswerCollector: NSObject, URLSessionDataDelegate, Sendable {
             guard let origin = requests[id]?.origin else { return false }
             let target = Origin(request.url)
             if target == origin { return true }
-            requests[id]?.refusal = SQLite.Sync.Error(.invalidAnswer, """
+            requests[id]?.refusal = SyncError(.invalidAnswer, """
                 the sync server at \(origin) redirected to \(target?.description ?? "a URL without an origin"), another origin: not followed, \
                 so that the token is not sent there
                 """)

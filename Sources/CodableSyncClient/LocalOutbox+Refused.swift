@@ -56,7 +56,7 @@ extension LocalOutbox {
         try await db.read("SELECT tbl, id, reason, message, value, server_value FROM codablesync_refused ORDER BY rowid").map { row in
             guard let table = row["tbl"]?.stringValue, let id = row["id"]?.stringValue, let reason = row["reason"]?.stringValue,
                   let message = row["message"]?.stringValue else {
-                throw SQLite.Sync.Error(.corruptState, "a row of codablesync_refused is not (tbl, id, reason, message, value, server_value)")
+                throw SyncError(.corruptState, "a row of codablesync_refused is not (tbl, id, reason, message, value, server_value)")
             }
             return Refused(table: table, id: id, reason: reason, message: message, value: row["value"]?.stringValue,
                            serverValue: row["server_value"]?.stringValue)

@@ -47,7 +47,7 @@ extension LocalOutbox {
         try await db.read("SELECT tbl, id, version, value, error FROM codablesync_undecodable ORDER BY version").map { row in
             guard let table = row["tbl"]?.stringValue, let id = row["id"]?.stringValue, let version = row["version"]?.int64Value,
                   let value = row["value"]?.stringValue, let error = row["error"]?.stringValue else {
-                throw SQLite.Sync.Error(.corruptState, "a row of codablesync_undecodable is not (tbl, id, version, value, error)")
+                throw SyncError(.corruptState, "a row of codablesync_undecodable is not (tbl, id, version, value, error)")
             }
             return Undecodable(table: table, id: id, version: version, value: value, error: error)
         }

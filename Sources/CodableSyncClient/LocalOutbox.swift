@@ -135,7 +135,7 @@ struct LocalOutbox: Sendable {
                 values[name] = value
             }
         }
-        guard let device = values["device"]?.stringValue else { throw SQLite.Sync.Error(.corruptState, "codablesync_state has no device id") }
+        guard let device = values["device"]?.stringValue else { throw SyncError(.corruptState, "codablesync_state has no device id") }
         return State(device: device, token: values["token"]?.stringValue, tokenUpTo: values["token_upto"]?.int64Value,
                      acknowledged: values["acknowledged"]?.stringValue)
     }
@@ -203,7 +203,7 @@ struct LocalOutbox: Sendable {
         ).map { row in
             guard let seq = row["seq"]?.int64Value, let table = row["tbl"]?.stringValue,
                   let id = row["id"]?.stringValue, let deleted = row["deleted"]?.int64Value else {
-                throw SQLite.Sync.Error(.corruptState, "an outbox row is not (seq, tbl, id, deleted): \(row)")
+                throw SyncError(.corruptState, "an outbox row is not (seq, tbl, id, deleted): \(row)")
             }
             let fields = row["fields"]?.stringValue.map { Set($0.split(separator: ",").map(String.init)) }
             return Entry(seq: seq, table: table, id: id, deleted: deleted != 0, fields: fields)

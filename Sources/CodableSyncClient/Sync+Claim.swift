@@ -34,15 +34,15 @@ extension SQLite.Sync {
             let lockPath = path + ".sync-lock"
             let descriptor = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
             guard descriptor >= 0 else {
-                throw SQLite.Sync.Error(.lockFailed, "cannot open \(lockPath) to claim the sync: \(String(cString: strerror(errno)))")
+                throw SyncError(.lockFailed, "cannot open \(lockPath) to claim the sync: \(String(cString: strerror(errno)))")
             }
             guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
                 let reason = errno
                 close(descriptor)
                 if reason == EWOULDBLOCK {
-                    throw SQLite.Sync.Error(.alreadyRunning, "another sync of \(path) is running (in this process or another): \(lockPath) is locked")
+                    throw SyncError(.alreadyRunning, "another sync of \(path) is running (in this process or another): \(lockPath) is locked")
                 }
-                throw SQLite.Sync.Error(.lockFailed, "cannot lock \(lockPath): \(String(cString: strerror(reason)))")
+                throw SyncError(.lockFailed, "cannot lock \(lockPath): \(String(cString: strerror(reason)))")
             }
             self.descriptor = descriptor
         }

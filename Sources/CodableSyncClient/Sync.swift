@@ -99,19 +99,19 @@ extension SQLite {
             }
         }
 
-        /// The sync's failures, with a matchable code: ``SyncError``, the protocol's own error,
-        /// the same on the device, the server and the wire (an HTTP answer's `error` is its code).
-        public typealias Error = SyncError
+        /// The sync's failures (``SyncError``, the protocol's own error, the same on the device,
+        /// the server and the wire), in this file and its extensions.
+        typealias Error = SyncError
 
         let models: [SyncedModel]
         let outbox: LocalOutbox
         /// The server, directly or behind the app's own API.
-        public let transport: any SyncTransport
+        package let transport: any SyncTransport
         /// How many rows one push or pull round carries at most (a push no more than
         /// ``SyncPush/maximumChanges``, which the server takes).
-        public let batchSize: Int
+        package let batchSize: Int
         /// How long ``run()`` waits between rounds when nothing wakes it.
-        public let pollInterval: Duration
+        package let pollInterval: Duration
         let localInstalled = Locked(false)
         let isRunning = Locked(false)
         let subscribers = Locked<[UUID: AsyncStream<State>.Continuation]>([:])

@@ -27,7 +27,7 @@ extension RouterMethods {
     /// buffered whole beyond the limit.
     @discardableResult
     public func addSyncRoutes(_ endpoint: SyncHTTPEndpoint, at path: String = "sync") -> Self {
-        for route in SyncHTTPEndpoint.Route.allCases {
+        for route in SyncHTTP.Route.allCases {
             on(RouterPath("\(path)/\(route)"), method: route.method == "GET" ? .get : .post) { request, _ -> Response in
                 let body = request.body
                 let answer = await endpoint.respond(to: route, authorization: request.headers[.authorization]) { limit in

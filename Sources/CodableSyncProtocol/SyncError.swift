@@ -1,9 +1,9 @@
 import CodableModels
 import Foundation
 
-/// What went wrong in a sync, with a matchable code: thrown by a device (``SQLite/Sync/Error`` is
-/// this type), by the server (``Postgres/SyncServer/Error`` too), and carried by the HTTP protocol
-/// (an error answer's `error` field is ``Code/name``, which `HTTPSyncTransport` turns back into
+/// What went wrong in a sync, with a matchable code: thrown by a device (``SQLite/Sync``) and by
+/// the server (``Postgres/SyncServer``), and carried by the HTTP protocol
+/// (an error answer's `error` field is the code's name, which `HTTPSyncTransport` turns back into
 /// this error on the device).
 ///
 /// ```swift
@@ -14,7 +14,8 @@ import Foundation
 public struct SyncError: Swift.Error, Sendable, CustomStringConvertible {
     /// A short stable name, such as `unsyncableModel`.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
-        public let name: String
+        /// The ``description``: what an HTTP error answer's `error` field carries.
+        package let name: String
         package init(_ name: String) { self.name = name }
         /// A model that cannot be synced: ids the database assigns, or not UUID/String.
         public static let unsyncableModel = Code("unsyncableModel")
@@ -52,6 +53,7 @@ public struct SyncError: Swift.Error, Sendable, CustomStringConvertible {
         /// do { try await sync.sync() } catch SyncError.Code.invalidAnswer { print("a bad server") }
         /// ```
         public static let invalidAnswer = Code("invalidAnswer")
+        /// A short stable name, such as `unauthorized`.
         public var description: String { name }
         /// Whether `error` is a ``SyncError`` with this code.
         public static func ~= (code: Code, error: any Swift.Error) -> Bool { (error as? SyncError)?.code == code }
@@ -69,7 +71,7 @@ public struct SyncError: Swift.Error, Sendable, CustomStringConvertible {
 extension SyncError: EngineError {
     /// `ModelError.Code.invalidArgument` for ``SyncError/Code/invalidArgument``, otherwise `nil`:
     /// one `catch ModelError.Code.invalidArgument` matches an argument refused anywhere.
-    public var modelErrorCode: ModelError.Code? {
+    package var modelErrorCode: ModelError.Code? {
         code == .invalidArgument ? .invalidArgument : nil
     }
 }

@@ -36,33 +36,33 @@ public enum SyncHTTP {
     }
 
     /// The body of ``Route/wait``.
-    public struct WaitRequest: Codable, Sendable {
+    package struct WaitRequest: Codable, Sendable {
         /// The version the device pulled last.
-        public var after: Int64
+        package var after: Int64
         /// How long to wait at most, in seconds (1 to 60; 25 when absent).
-        public var timeout: Double?
-        public init(after: Int64, timeout: Double? = nil) {
+        package var timeout: Double?
+        package init(after: Int64, timeout: Double? = nil) {
             self.after = after
             self.timeout = timeout
         }
     }
 
     /// The answer of ``Route/wait``.
-    public struct WaitResult: Codable, Sendable {
+    package struct WaitResult: Codable, Sendable {
         /// Whether the server may have changes for the device (it pulls then).
-        public var changed: Bool
-        public init(changed: Bool) { self.changed = changed }
+        package var changed: Bool
+        package init(changed: Bool) { self.changed = changed }
     }
 
     /// The body of ``Route/share`` and ``Route/unshare``.
-    public struct ShareRequest: Codable, Sendable {
-        public var table: String
-        public var id: String
+    package struct ShareRequest: Codable, Sendable {
+        package var table: String
+        package var id: String
         /// The account to share with (or to stop sharing with).
-        public var account: String
+        package var account: String
         /// `read` or `readWrite` (the default), for ``Route/share``.
-        public var access: SyncAccess?
-        public init(table: String, id: String, account: String, access: SyncAccess? = nil) {
+        package var access: SyncAccess?
+        package init(table: String, id: String, account: String, access: SyncAccess? = nil) {
             self.table = table
             self.id = id
             self.account = account
@@ -73,12 +73,12 @@ public enum SyncHTTP {
     /// An error answer's body: `{"error": code, "message": …}` (the code is a ``SyncError/Code``'s
     /// name, or one of the HTTP layer's: `bodyTooLarge`, `requestTimeout`, `tooManyRequests`,
     /// `unavailable`, `serverError`).
-    public struct Failure: Codable, Sendable, Hashable {
+    package struct Failure: Codable, Sendable, Hashable {
         /// A stable code.
-        public let error: String
+        package let error: String
         /// What happened, in words.
-        public let message: String
-        public init(error: String, message: String) {
+        package let message: String
+        package init(error: String, message: String) {
             self.error = error
             self.message = message
         }
@@ -105,7 +105,7 @@ extension SyncHTTP.ShareRequest {
 ///
 /// ```swift
 /// let account = try await syncServer.authenticate(token: bearerToken)
-/// let answer = try await syncServer.pull(request, as: account)
+/// let answer = try await syncServer.transport(for: account).pull(request)
 /// ```
 ///
 /// Sendable: a plain value.
@@ -129,7 +129,7 @@ public enum SyncAccess: String, Codable, Sendable, Hashable {
     case readWrite
 }
 
-/// A share offered to an account and not accepted yet (`Postgres.SyncServer.offerShare(table:id:with:access:by:)`):
+/// A share offered to an account and not accepted yet (`Postgres.SyncServer.offerShare(_:with:access:by:)`):
 /// its rows reach the account only once it accepts.
 ///
 /// ```swift

@@ -12,13 +12,15 @@ public struct SyncRefusal: Codable, Sendable, Hashable {
     /// if refusal.reason == .uniqueClash { … }
     /// ```
     public struct Reason: Codable, Sendable, Hashable, CustomStringConvertible {
-        public let name: String
-        public init(_ name: String) { self.name = name }
+        /// The ``description``, as the protocol's JSON carries it.
+        package let name: String
+        package init(_ name: String) { self.name = name }
         public init(from decoder: any Decoder) throws { name = try decoder.singleValueContainer().decode(String.self) }
         public func encode(to encoder: any Encoder) throws {
             var container = encoder.singleValueContainer()
             try container.encode(name)
         }
+        /// A short stable name, such as `uniqueClash`.
         public var description: String { name }
 
         /// A `CHECK` constraint refused the value (SQLSTATE 23514).
@@ -52,17 +54,17 @@ public struct SyncRefusal: Codable, Sendable, Hashable {
     }
 
     /// The model's table.
-    public var table: String
+    package var table: String
     /// The row's id, as text.
-    public var id: String
-    public var reason: Reason
+    package var id: String
+    package var reason: Reason
     /// What the server said, naming the row and, where it can, the column or constraint.
-    public var message: String
+    package var message: String
     /// The row as the server keeps it now (its model's JSON), `nil` when the server has no such
     /// row: what the device returns to if the app drops its change.
-    public var serverValue: String?
+    package var serverValue: String?
 
-    public init(table: String, id: String, reason: Reason, message: String, serverValue: String? = nil) {
+    package init(table: String, id: String, reason: Reason, message: String, serverValue: String? = nil) {
         self.table = table
         self.id = id
         self.reason = reason
@@ -81,7 +83,7 @@ public struct SyncDroppedLink: Codable, Sendable, Hashable {
     public var relatedTable: String
     public var relatedID: String
 
-    public init(table: String, id: String, relatedTable: String, relatedID: String) {
+    package init(table: String, id: String, relatedTable: String, relatedID: String) {
         self.table = table
         self.id = id
         self.relatedTable = relatedTable

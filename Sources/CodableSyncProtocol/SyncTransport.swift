@@ -22,7 +22,7 @@ import Foundation
 ///
 /// The server decides everything about ordering and conflicts; a transport only carries the
 /// requests. It must carry them whole: a push that fails on the way is sent again (the server
-/// recognises a push it has applied already, by ``SyncPush/token``).
+/// recognises a push it has applied already, by its token).
 public protocol SyncTransport: Sendable {
     /// Applies a device's changes in one server transaction; says which other writers' changes
     /// they overwrote, and which it refused for good (``SyncPushResult``).
@@ -31,14 +31,14 @@ public protocol SyncTransport: Sendable {
     /// 10,000 at most, whatever the limit asked).
     func pull(_ pull: SyncPull) async throws -> SyncPullResult
     /// Signals (whatever they carry) when the server may have new changes, so a running device
-    /// pulls at once rather than at its next ``SQLite/Sync/pollInterval``; `nil` when the
+    /// pulls at once rather than at its next `pollInterval`; `nil` when the
     /// transport cannot tell (the default). ``Postgres/SyncServer`` listens with
     /// `LISTEN`/`NOTIFY`.
     func serverChanges() async throws -> AsyncThrowingStream<Void, any Error>?
 }
 
 extension SyncTransport {
-    /// No signals: devices pull every ``SQLite/Sync/pollInterval`` and after their own commits.
+    /// No signals: devices pull every `pollInterval` and after their own commits.
     public func serverChanges() async throws -> AsyncThrowingStream<Void, any Error>? { nil }
 }
 
@@ -59,31 +59,31 @@ package enum SyncJSON {
 }
 
 /// One changed row, as pushes and pulls carry it.
-public struct SyncChange: Codable, Sendable, Hashable {
+package struct SyncChange: Codable, Sendable, Hashable {
     /// The model's table name (`Model.tableName`), the same on every device and the server.
-    public var table: String
+    package var table: String
     /// The row's id, as text (a UUID in upper case, as `UUID.uuidString` writes it).
-    public var id: String
+    package var id: String
     /// The row's value, its model's `Codable` form as JSON text (relationships included), or
     /// `nil` for a delete.
-    public var value: String?
+    package var value: String?
     /// In a push: the device's outbox entry of the change, counted up per device (a retried push
     /// skips the entries the server has applied). `nil` in a pull.
-    public var seq: Int64?
+    package var seq: Int64?
     /// In a push: the server version the device had pulled when the change was made; another
     /// writer's change to the row after it is a conflict. In a pull: the change's version.
-    public var version: Int64?
+    package var version: Int64?
     /// In a push: the properties the device changed (coding keys; a to-many relationship by its
     /// property name), for ``SyncMergeable`` models' merges; `nil` when all of them may have (a
     /// new row). `nil` in a pull.
-    public var fields: [String]?
+    package var fields: [String]?
     /// In a push: the keys the device's model has (its `Codable` form's). A key of the server's
     /// row that the device's model lacks (a newer app version added the property) keeps the
     /// server's value, rather than being erased by an older app's push. `nil`: the value is
     /// taken whole. `nil` in a pull.
-    public var keys: [String]?
+    package var keys: [String]?
 
-    public init(
+    package init(
         table: String, id: String, value: String?, seq: Int64? = nil, version: Int64? = nil, fields: [String]? = nil, keys: [String]? = nil
     ) {
         self.table = table
@@ -100,18 +100,18 @@ public struct SyncChange: Codable, Sendable, Hashable {
 public struct SyncPush: Codable, Sendable, Hashable {
     /// The device's id (made once per database file; made again when the file turns out to be a
     /// copy, see ``SyncPushResult/device``).
-    public var device: String
+    package var device: String
     /// This push's id, the same when it is sent again after its answer was lost.
-    public var token: String
+    package var token: String
     /// The token of the device's last push that the server answered, `nil` before its first.
-    public var acknowledged: String?
-    public var changes: [SyncChange]
+    package var acknowledged: String?
+    package var changes: [SyncChange]
     /// The device keeps changes the server refuses (``SyncPushResult/refused``) and applies the
     /// rest; `nil` (an app version from before refusals): a refusal fails the whole push, as it
     /// did then, rather than be dropped unseen.
-    public var keepsRefused: Bool?
+    package var keepsRefused: Bool?
 
-    public init(device: String, token: String, acknowledged: String?, changes: [SyncChange], keepsRefused: Bool? = true) {
+    package init(device: String, token: String, acknowledged: String?, changes: [SyncChange], keepsRefused: Bool? = true) {
         self.device = device
         self.token = token
         self.acknowledged = acknowledged
@@ -121,21 +121,21 @@ public struct SyncPush: Codable, Sendable, Hashable {
 }
 
 /// The server's answer to a ``SyncPush``, one outcome per change: every change is applied (in one
-/// transaction) except those in ``refused``; ``conflicts`` names the applied ones that met
-/// another writer's change, ``droppedLinks`` the links to deleted rows the server left out.
+/// transaction) except those in `refused`; `conflicts` names the applied ones that met
+/// another writer's change, `droppedLinks` the links to deleted rows the server left out.
 public struct SyncPushResult: Codable, Sendable, Hashable {
     /// Rows where this push met another writer's change.
-    public var conflicts: [SyncConflict]
+    package var conflicts: [SyncConflict]
     /// The id the device is from now on, when it is not the one it sent: the server knows a
     /// later push from that id than the device does, so the database file is a copy (or a
     /// restored backup) of another device's. This push's changes are the new id's.
-    public var device: String?
+    package var device: String?
     /// Changes the server refused for good, each with its reason; the others are applied.
-    public var refused: [SyncRefusal]
+    package var refused: [SyncRefusal]
     /// Links of pushed values to rows another writer deleted, which the server dropped.
-    public var droppedLinks: [SyncDroppedLink]
+    package var droppedLinks: [SyncDroppedLink]
 
-    public init(conflicts: [SyncConflict] = [], device: String? = nil, refused: [SyncRefusal] = [], droppedLinks: [SyncDroppedLink] = []) {
+    package init(conflicts: [SyncConflict] = [], device: String? = nil, refused: [SyncRefusal] = [], droppedLinks: [SyncDroppedLink] = []) {
         self.conflicts = conflicts
         self.device = device
         self.refused = refused
@@ -144,7 +144,7 @@ public struct SyncPushResult: Codable, Sendable, Hashable {
 
     private enum CodingKeys: String, CodingKey { case conflicts, device, refused, droppedLinks }
 
-    /// Answers without ``refused`` and ``droppedLinks`` (a server, or an answer kept, from before
+    /// Answers without `refused` and `droppedLinks` (a server, or an answer kept, from before
     /// they existed) have none.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -156,18 +156,18 @@ public struct SyncPushResult: Codable, Sendable, Hashable {
 }
 
 /// A row where a push met another writer's change.
-public struct SyncConflict: Codable, Sendable, Hashable {
-    public var table: String
-    public var id: String
+package struct SyncConflict: Codable, Sendable, Hashable {
+    package var table: String
+    package var id: String
     /// The value that lost (JSON), `nil` when the change that lost was a delete. For a refused
     /// delete, the row as the server keeps it.
-    public var value: String?
+    package var value: String?
     /// The push's delete lost: other rows still refer to the row, so the server kept it.
-    public var lostHere: Bool
+    package var lostHere: Bool
     /// The two changes were merged (``SyncMergeable``): the row is neither side's value.
-    public var merged: Bool
+    package var merged: Bool
 
-    public init(table: String, id: String, value: String?, lostHere: Bool = false, merged: Bool = false) {
+    package init(table: String, id: String, value: String?, lostHere: Bool = false, merged: Bool = false) {
         self.table = table
         self.id = id
         self.value = value
@@ -176,34 +176,34 @@ public struct SyncConflict: Codable, Sendable, Hashable {
     }
 }
 
-/// A request for the changes after ``after``.
+/// A request for the changes after `after`.
 public struct SyncPull: Codable, Sendable, Hashable {
     /// The device asking (for the server's own bookkeeping or authorization).
-    public var device: String
+    package var device: String
     /// The version the device pulled last (0 at first).
-    public var after: Int64
+    package var after: Int64
     /// How many changes at most.
-    public var limit: Int
+    package var limit: Int
     /// The server epoch the device pulled ``after`` from (``SyncPullResult/epoch``), `nil` before
     /// it knows one.
-    public var epoch: String?
+    package var epoch: String?
     /// The device starts over when the answer says so (``SyncPullResult/horizon``,
     /// ``SyncPullResult/ahead``); a device that cannot (`nil`) gets an error instead of an answer
     /// it would take for "nothing new".
-    public var startsOver: Bool?
+    package var startsOver: Bool?
     /// The ``SyncPullResult/horizon`` of the last answer the device applied (`nil` before it
     /// knows one). A device is behind the horizon (it must start over) only when the horizon
     /// moved past its `after` since: a device paging through the log from version 0 (new, or
     /// starting over) is below a horizon that was already there when it began, and that is
     /// not being behind. `nil`: behind whenever `after` is below the horizon.
-    public var horizon: Int64?
+    package var horizon: Int64?
     /// `true` on every pull of a start over, from its first page (from version 0) to its last:
     /// the device pulls every row again, and then deletes (or uploads) the local rows the pages
     /// did not bring, so its own pushes are not left out (after version 0 they are otherwise:
     /// the device has them).
-    public var restarting: Bool?
+    package var restarting: Bool?
 
-    public init(
+    package init(
         device: String, after: Int64, limit: Int, epoch: String? = nil, startsOver: Bool? = nil, horizon: Int64? = nil, restarting: Bool? = nil
     ) {
         self.device = device
@@ -218,24 +218,24 @@ public struct SyncPull: Codable, Sendable, Hashable {
 
 /// Changed rows as they are now (a changed row that is gone is a delete), with their versions.
 public struct SyncPullResult: Codable, Sendable, Hashable {
-    public var changes: [SyncChange]
+    package var changes: [SyncChange]
     /// The version the device has once it applied ``changes``.
-    public var version: Int64
+    package var version: Int64
     /// Whether more changes follow this version.
-    public var more: Bool
+    package var more: Bool
     /// The server's history (see `Postgres.SyncServer`): when it is not the one a device pulled
     /// from before (a server restored from a backup, a promoted replica), the device pulls
     /// everything again and uploads the rows the server lacks. `nil`: not told.
-    public var epoch: String?
+    package var epoch: String?
     /// The newest version whose tombstone the server forgot (`Postgres.SyncServer.compact`): a
     /// device that pulled last before it pulls everything again, and deletes the rows the server
     /// no longer has. `nil`: none forgotten.
-    public var horizon: Int64?
+    package var horizon: Int64?
     /// The device pulled further than the server's log has ever gone: the server went back in
     /// time (a snapshot restored), and the device pulls everything again and uploads its rows.
-    public var ahead: Bool?
+    package var ahead: Bool?
 
-    public init(changes: [SyncChange], version: Int64, more: Bool, epoch: String? = nil, horizon: Int64? = nil, ahead: Bool? = nil) {
+    package init(changes: [SyncChange], version: Int64, more: Bool, epoch: String? = nil, horizon: Int64? = nil, ahead: Bool? = nil) {
         self.changes = changes
         self.version = version
         self.more = more

@@ -3,7 +3,7 @@ import Foundation
 // The bounds of every number and size the sync's wire types carry, checked on both sides: the
 // server checks a request before it reads anything for it, a device checks an answer before it
 // applies anything of it. (Foundation only, and no other sync file but the wire types and
-// `SQLite.Sync.Error`: Fuzz/run compiles it with them.)
+// `SyncError`: Fuzz/run compiles it with them.)
 
 /// The sizes the sync protocol allows.
 package enum SyncLimits {
@@ -55,7 +55,7 @@ extension SyncPush {
     /// The most changes one push may carry (500, a device's default batch): a push holds the
     /// server's log lock while it is applied, so its size bounds how long other accounts wait
     /// (sync-bench: another account's round takes at most 0.9 s while one account floods). A
-    /// device sends at most its ``SQLite/Sync/batchSize`` or this, whichever is less.
+    /// device sends at most its `batchSize` or this, whichever is less.
     public static let maximumChanges = 500
 
     /// Checks every number and size of this push against the protocol's bounds, before the server
@@ -71,7 +71,7 @@ extension SyncPush {
     ///
     /// - Throws: `SyncError.Code.invalidArgument`, naming the field (and the change, by
     ///   its index).
-    public func validate() throws {
+    package func validate() throws {
         let refuse = { (message: String) in SyncError(.invalidArgument, "the push is refused: \(message)") }
         try SyncLimits.check(device, "its device id", atMost: SyncLimits.name, nonEmpty: true, refuse)
         try SyncLimits.check(token, "its token", atMost: SyncLimits.name, nonEmpty: true, refuse)
@@ -109,7 +109,7 @@ extension SyncPull {
     /// ```
     ///
     /// - Throws: `SyncError.Code.invalidArgument`, naming the field.
-    public func validate() throws {
+    package func validate() throws {
         let refuse = { (message: String) in SyncError(.invalidArgument, "the pull is refused: \(message)") }
         try SyncLimits.check(device, "its device id", atMost: SyncLimits.name, nonEmpty: true, refuse)
         guard after >= 0 else { throw refuse("its version (after) is \(after), not 0 or more") }
@@ -134,7 +134,7 @@ extension SyncPullResult {
     ///
     /// - Throws: `SyncError.Code.invalidAnswer`, naming the field (and the change, by its
     ///   index).
-    public func validate(after: Int64, limit: Int = SyncPush.maximumChanges) throws {
+    package func validate(after: Int64, limit: Int = SyncPush.maximumChanges) throws {
         let refuse = { (message: String) in SyncError(.invalidAnswer, "the server's answer to a pull after version \(after) is refused: \(message)") }
         guard version >= 0 else { throw refuse("its version is \(version), not 0 or more") }
         let most = max(limit, SyncPush.maximumChanges)
@@ -169,7 +169,7 @@ extension SyncPushResult {
     ///
     /// - Throws: `SyncError.Code.invalidAnswer`, naming the field (and the entry, by its
     ///   index).
-    public func validate(for push: SyncPush) throws {
+    package func validate(for push: SyncPush) throws {
         let refuse = { (message: String) in SyncError(.invalidAnswer, "the server's answer to a push is refused: \(message)") }
         if let device { try SyncLimits.check(device, "its device id", atMost: SyncLimits.name, nonEmpty: true, refuse) }
         let pushed = Set(push.changes.map { SyncRow(table: $0.table, id: $0.id) })

@@ -25,13 +25,13 @@ extension Postgres {
     public struct SyncServer: SyncTransport {
         /// The server's failures: ``SyncError``, the protocol's error, which a device receives
         /// with the same code.
-        public typealias Error = SyncError
+        typealias Error = SyncError
 
         let models: [SyncedModel]
         let log: ServerLog
         private let installed = Locked(false)
         /// The most changes one pull answers with.
-        public static let pullLimit = 10_000
+        package static let pullLimit = 10_000
         /// How long one statement of a push or a pull may run on PostgreSQL (30 s), waits for the
         /// log's lock included: a request that takes longer fails (503, try again) instead of
         /// holding a connection and the lock from every other account.
@@ -85,7 +85,7 @@ extension Postgres {
             try await apply(push, account: nil)
         }
 
-        /// ``push(_:)``, on behalf of `account` when given (see ``push(_:as:)``).
+        /// ``push(_:)``, on behalf of `account` when given (see ``transport(for:)``).
         func apply(_ push: SyncPush, account: String?) async throws -> SyncPushResult {
             try push.validate()
             try await install()
@@ -174,16 +174,16 @@ extension Postgres {
         /// value as it is now (a row that is gone is a delete; a value newer than its log entry
         /// comes again with its later entry).
         ///
-        /// At most ``pullLimit`` changes, whatever the request asks: a client behind an app's API
+        /// At most 10,000 changes, whatever the request asks: a client behind an app's API
         /// cannot make the server read everything at once.
         ///
         /// - Throws: `SyncError.Code.invalidArgument` for a malformed request: a limit below
-        ///   1, a negative version, sizes over the protocol's (``SyncPull/validate()``).
+        ///   1, a negative version, sizes over the protocol's (`SyncPull.validate()`).
         public func pull(_ pull: SyncPull) async throws -> SyncPullResult {
             try await answer(pull, account: nil)
         }
 
-        /// ``pull(_:)``, on behalf of `account` when given (see ``pull(_:as:)``). The log, the
+        /// ``pull(_:)``, on behalf of `account` when given (see ``transport(for:)``). The log, the
         /// epoch, the horizon and the values are read in one snapshot (a read-only repeatable-read
         /// transaction): a compaction or a push that commits meanwhile is wholly in a later answer.
         func answer(_ pull: SyncPull, account: String?) async throws -> SyncPullResult {

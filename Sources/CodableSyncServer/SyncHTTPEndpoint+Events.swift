@@ -28,9 +28,9 @@ extension SyncHTTPEndpoint {
     ///
     /// upon which the device pulls; a comment line (`: keep-alive`) every 20 to 30 s otherwise (a
     /// keep-alive costs no query). One
-    /// listening connection serves every stream (``Route/wait``'s), so an idle device costs the
+    /// listening connection serves every stream (``SyncHTTP/Route/wait``'s), so an idle device costs the
     /// server a socket and a task, no thread and no database connection. Streams count as long
-    /// polls toward ``Limits/waitsPerAccount``. Long polling (``Route/wait``) stays for clients
+    /// polls toward ``Limits/waitsPerAccount``. Long polling (``SyncHTTP/Route/wait``) stays for clients
     /// and proxies that cannot keep a response open.
     ///
     /// ```swift

@@ -6,11 +6,11 @@ import Foundation
 /// The sync server's HTTP API, for any HTTP framework: each route takes the request's
 /// `Authorization` header and body, and gives a status and a JSON body. `CodableSyncHummingbird`
 /// mounts it on a Hummingbird router; on Vapor (or anything else), a route per
-/// ``Route`` calls ``respond(to:authorization:readBody:)``:
+/// ``SyncHTTP/Route`` calls ``respond(to:authorization:readBody:)``:
 ///
 /// ```swift
 /// let endpoint = SyncHTTPEndpoint(server: syncServer)   // tokens checked by the server's accounts
-/// for route in SyncHTTPEndpoint.Route.allCases {
+/// for route in SyncHTTP.Route.allCases {
 ///     app.on(route.method == "GET" ? .GET : .POST, "sync", "\(route)", body: .stream) { request async in
 ///         let answer = await endpoint.respond(to: route, authorization: request.headers.first(name: "Authorization")) { limit in
 ///             Data(buffer: try await request.body.collect(max: limit).get() ?? ByteBuffer())
@@ -30,16 +30,10 @@ import Foundation
 /// again) or 500.
 ///
 /// Sendable: immutable, apart from lock-guarded counts of requests under way and the waiters of
-/// ``Route/wait``.
+/// ``SyncHTTP/Route/wait``.
 public final class SyncHTTPEndpoint: Sendable {
-    /// The routes (``SyncHTTP/Route``).
-    public typealias Route = SyncHTTP.Route
-    /// The body of ``Route/wait`` (``SyncHTTP/WaitRequest``).
-    public typealias WaitRequest = SyncHTTP.WaitRequest
-    /// The answer of ``Route/wait`` (``SyncHTTP/WaitResult``).
-    public typealias WaitResult = SyncHTTP.WaitResult
-    /// The body of the share routes (``SyncHTTP/ShareRequest``).
-    public typealias ShareRequest = SyncHTTP.ShareRequest
+    /// The routes (``SyncHTTP/Route``), as this file names them.
+    package typealias Route = SyncHTTP.Route
 
     /// An HTTP answer: its status and its JSON body.
     public struct Response: Sendable {
@@ -49,18 +43,18 @@ public final class SyncHTTPEndpoint: Sendable {
     }
 
 
-    public let server: Postgres.SyncServer
+    package let server: Postgres.SyncServer
     private let authenticate: @Sendable (String) async throws -> SyncAccount?
     let signals: CommitSignals
     /// Requests under way per account and route, for ``limits``.
     private let running = Locked<[RunningKey: Int]>([:])
     /// The caps this endpoint enforces.
-    public let limits: Limits
-    /// Whether ``Route/share`` offers the share (``Postgres/SyncServer/offerShare(table:id:with:access:by:)``),
-    /// which reaches the other account only once it accepts (``Route/accept``), rather than
-    /// sharing at once. `false` by default: see ``Postgres/SyncServer/share(table:id:with:access:by:)``
+    package let limits: Limits
+    /// Whether ``SyncHTTP/Route/share`` offers the share (``Postgres/SyncServer/offerShare(_:with:access:by:)``),
+    /// which reaches the other account only once it accepts (``SyncHTTP/Route/accept``), rather than
+    /// sharing at once. `false` by default: see ``Postgres/SyncServer/share(_:with:access:by:)``
     /// for what protects an account from unwanted shares then.
-    public let sharesNeedAcceptance: Bool
+    package let sharesNeedAcceptance: Bool
 
     /// The sync protocol's OpenAPI 3.1 document (YAML): every route, body, answer and error, for
     /// clients in any language. `addSyncRoutes` serves it, without a token, at
@@ -74,7 +68,7 @@ public final class SyncHTTPEndpoint: Sendable {
     /// The largest body taken (64 MiB), read only once the request's token is accepted: a push
     /// of ``SyncPush/maximumChanges`` changes of ordinary values fits many times. A device's
     /// batch of changes must fit in it (its default batch of 500 changes leaves each 128 KiB).
-    public static let maximumBodySize = 64 << 20
+    package static let maximumBodySize = 64 << 20
 
     /// What one account may have under way at once, and how long a request may take to send its
     /// body: beyond them a request is refused (429, `tooManyRequests`; 408, `requestTimeout`)
@@ -89,18 +83,18 @@ public final class SyncHTTPEndpoint: Sendable {
         /// Pushes of one account being applied at once (2): pushes of an account are applied one
         /// after the other anyway (the log's lock), so more would only hold connections.
         public var pushesPerAccount: Int
-        /// Long polls (``Route/wait``) of one account waiting at once (32): a device has one.
+        /// Long polls (``SyncHTTP/Route/wait``) of one account waiting at once (32): a device has one.
         public var waitsPerAccount: Int
         /// Other requests (pulls, shares) of one account under way at once (8).
         public var requestsPerAccount: Int
         /// How long a request's body may take to arrive once its headers are read (30 s).
         public var bodyTimeout: Duration
-        /// The largest body taken (``SyncHTTPEndpoint/maximumBodySize`` at most).
+        /// The largest body taken (64 MiB, the most the endpoint takes, by default).
         public var maximumBodySize: Int
 
         public init(
             pushesPerAccount: Int = 2, waitsPerAccount: Int = 32, requestsPerAccount: Int = 8, bodyTimeout: Duration = .seconds(30),
-            maximumBodySize: Int = SyncHTTPEndpoint.maximumBodySize
+            maximumBodySize: Int = 64 << 20
         ) {
             self.pushesPerAccount = max(pushesPerAccount, 1)
             self.waitsPerAccount = max(waitsPerAccount, 1)
@@ -160,7 +154,7 @@ public final class SyncHTTPEndpoint: Sendable {
     /// Answers one request of `route` whose body is read already. An HTTP server should prefer
     /// ``respond(to:authorization:readBody:)``, which reads the body only once the token is
     /// accepted.
-    public func respond(to route: Route, authorization: String?, body: Data) async -> Response {
+    package func respond(to route: Route, authorization: String?, body: Data) async -> Response {
         await respond(to: route, authorization: authorization) { _ in body }
     }
 
@@ -175,7 +169,7 @@ public final class SyncHTTPEndpoint: Sendable {
     ///     try await request.body.collect(upTo: limit)
     /// }
     /// ```
-    public func respond(to route: Route, authorization: String?, readBody: @escaping @Sendable (_ limit: Int) async throws -> Data) async -> Response {
+    public func respond(to route: SyncHTTP.Route, authorization: String?, readBody: @escaping @Sendable (_ limit: Int) async throws -> Data) async -> Response {
         let account: SyncAccount
         do {
             account = try await self.account(authorization)
@@ -269,7 +263,7 @@ public final class SyncHTTPEndpoint: Sendable {
         case .pull:
             return try Self.json(try await server.pull(try decode(SyncPull.self, body, route), as: account))
         case .wait:
-            let request = try decode(WaitRequest.self, body, route)
+            let request = try decode(SyncHTTP.WaitRequest.self, body, route)
             let timeout = request.timeout ?? 25
             guard timeout >= 1, timeout <= 60 else {
                 throw SyncError(.invalidArgument, "a wait's timeout is 1 to 60 seconds, not \(timeout)")
@@ -282,9 +276,9 @@ public final class SyncHTTPEndpoint: Sendable {
             let changed = try await signals.wait(timeout: .seconds(timeout), account: account.name, checked: &checked) {
                 try await server.hasChanges(after: request.after, for: account)
             }
-            return try Self.json(WaitResult(changed: changed))
+            return try Self.json(SyncHTTP.WaitResult(changed: changed))
         case .share, .unshare:
-            let request = try decode(ShareRequest.self, body, route).validated()
+            let request = try decode(SyncHTTP.ShareRequest.self, body, route).validated()
             let other = SyncAccount(request.account)
             switch route {
             case .share where sharesNeedAcceptance:
@@ -298,7 +292,7 @@ public final class SyncHTTPEndpoint: Sendable {
             signals.wake()
             return try Self.json(["shared": route == .share])
         case .accept, .decline:
-            let request = try decode(ShareRequest.self, body, route).validated()
+            let request = try decode(SyncHTTP.ShareRequest.self, body, route).validated()
             if route == .accept {
                 try await server.acceptShare(table: request.table, id: request.id, from: SyncAccount(request.account), as: account)
                 signals.wake()

@@ -6,7 +6,7 @@ import Foundation
 /// An account and a bearer token for it, as ``Postgres/SyncServer/addAccount(_:tokenLifetime:)``
 /// makes them. The server keeps only the token's SHA-256 hash: give the token to the account's
 /// devices now, it cannot be read back. It expires after the lifetime given
-/// (``Postgres/SyncServer/defaultTokenLifetime``, 90 days, unless told; `nil`: never).
+/// (90 days, unless told; `nil`: never).
 ///
 /// ```swift
 /// let carol = try await syncServer.addAccount("carol", tokenLifetime: .seconds(90 * 86_400))
@@ -34,12 +34,12 @@ extension Postgres.SyncServer {
     /// print(alice.token)   // give it to alice's devices
     /// ```
     ///
-    /// - Parameter tokenLifetime: how long the token is accepted (``defaultTokenLifetime``, 90
+    /// - Parameter tokenLifetime: how long the token is accepted (90
     ///   days, unless given; at most 100 years); `nil`: until it is revoked.
     /// - Throws: `SyncError.Code.invalidArgument` for an empty or taken name (or one over
     ///   100 characters, or with a line break or another control character), or a lifetime out
     ///   of range.
-    public func addAccount(_ name: String, tokenLifetime: Duration? = Postgres.SyncServer.defaultTokenLifetime) async throws -> SyncCredentials {
+    public func addAccount(_ name: String, tokenLifetime: Duration? = .seconds(90 * 86_400)) async throws -> SyncCredentials {
         guard !name.isEmpty, name.count <= 100, !Self.hasControlCharacters(name) else {
             throw SyncError(
                 .invalidArgument, "an account's name must be 1 to 100 characters on one line, not \"\(Self.auditValue(name))\"")
@@ -64,64 +64,41 @@ extension Postgres.SyncServer {
 
     // MARK: Scoped push and pull
 
-    /// ``push(_:)`` on behalf of `account`: a change to a row outside the account's write scope
-    /// (another account's, or shared with it read-only), or a value linking a row it cannot read,
-    /// is refused alone (``SyncRefusal/Reason/forbidden``), with nothing of the row in the answer;
-    /// rows the push creates become the account's.
-    ///
-    /// - Throws: `SyncError.Code.unauthorized` for a device id or push token of another
-    ///   account's (nothing is applied or told).
-    public func push(_ push: SyncPush, as account: SyncAccount) async throws -> SyncPushResult {
+    /// ``push(_:)`` on behalf of `account` (see ``transport(for:)``).
+    package func push(_ push: SyncPush, as account: SyncAccount) async throws -> SyncPushResult {
         try await apply(push, account: account.name)
     }
 
-    /// ``pull(_:)`` on behalf of `account`: the changes of rows in its scope (owned, shared with
-    /// it, and what those link), the deletes of rows it could read, and removals (as deletes) of
-    /// rows a revoked share took out of its scope.
-    public func pull(_ pull: SyncPull, as account: SyncAccount) async throws -> SyncPullResult {
+    /// ``pull(_:)`` on behalf of `account` (see ``transport(for:)``).
+    package func pull(_ pull: SyncPull, as account: SyncAccount) async throws -> SyncPullResult {
         try await answer(pull, account: account.name)
     }
 
     /// A transport that pushes and pulls on behalf of `account`: a device of a server-side
-    /// process, or a test, without HTTP in between.
+    /// process, a test, or your own API in front of the server (after your own authentication),
+    /// without HTTP in between.
     ///
     /// ```swift
     /// let sync = try SQLite.Sync(local: db, transport: server.transport(for: alice), models: [Note.self])
+    /// let answer = try await server.transport(for: alice).pull(request)   // a pull decoded by your API
     /// ```
+    ///
+    /// Its pushes are scoped: a change to a row outside the account's write scope (another
+    /// account's, or shared with it read-only), or a value linking a row it cannot read, is
+    /// refused alone (``SyncRefusal/Reason/forbidden``), with nothing of the row in the answer;
+    /// rows a push creates become the account's; a device id or push token of another account's
+    /// throws `SyncError.Code.unauthorized` (nothing is applied or told). Its pulls bring the
+    /// changes of rows in the account's scope (owned, shared with it, and what those link), the
+    /// deletes of rows it could read, and removals (as deletes) of rows a revoked share took out
+    /// of its scope.
     public func transport(for account: SyncAccount) -> some SyncTransport {
         AccountTransport(server: self, account: account)
     }
 
     // MARK: Sharing
 
-    /// Shares the row `id` of `table` (with every row it links) with `account`; a share that
-    /// exists changes its access. The rows reach the account's devices at their next pull.
-    /// Audited (`shared`, `shareRefused`).
-    ///
-    /// ```swift
-    /// try await syncServer.share(table: "List", id: list.id.uuidString, with: bob, access: .read, by: alice)
-    /// ```
-    ///
-    /// **What an account learns.** Ownership is checked first: an account that does not own the
-    /// row is refused (`forbidden`) whoever it names. An owner sharing with a name that is no
-    /// account is answered as for any account (success), and the share reaches no one: nothing is
-    /// stored, so an account created later under that name does not get it (the audit log says
-    /// so). Over HTTP an account cannot tell which names exist from the answers. (A share with a
-    /// name that exists still takes a little longer: timing is not hidden.) Without `owner` (the
-    /// server's own code, trusted) an unknown name is an error instead, to catch typos.
-    ///
-    /// **Immediate, not by invitation.** The rows reach the account without it being asked: a
-    /// share cannot change or remove anything of the recipient's (its own rows stay its own, and
-    /// a shared row's changes are its owner's), it only adds rows to its devices, which
-    /// ``revokeShare(table:id:from:by:)`` or the owner's delete take away again. An app that wants
-    /// consent uses ``offerShare(table:id:with:access:by:)`` instead, and the recipient
-    /// ``acceptShare(table:id:from:as:)``.
-    ///
-    /// - Parameter owner: the account asking; when given, it must own the row.
-    /// - Throws: `SyncError.Code.forbidden` when `owner` does not own the row (or it does
-    ///   not exist), `.invalidArgument` for a table that is not a synced model's, an id that is not
-    ///   one of its, or (without `owner`) an account that does not exist.
-    public func share(table: String, id: String, with account: SyncAccount, access: SyncAccess = .readWrite, by owner: SyncAccount? = nil) async throws {
+    /// The row form of ``share(_:with:access:by:)`` (the HTTP endpoint names rows by table and id).
+    package func share(table: String, id: String, with account: SyncAccount, access: SyncAccess = .readWrite, by owner: SyncAccount? = nil) async throws {
         let (model, serverID) = try await ownedRow(table: table, id: id, by: owner, toDo: "share")
         let reached = try await log.db.inTransaction { tx in
             try await addShare(model: model, serverID: serverID, with: account, access: access, tx)
@@ -161,32 +138,39 @@ extension Postgres.SyncServer {
         return !stored.isEmpty
     }
 
-    /// ``share(table:id:with:access:by:)`` for a model value.
+    /// Shares `value`'s row (with every row it links) with `account`; a share that
+    /// exists changes its access. The rows reach the account's devices at their next pull.
+    /// Audited (`shared`, `shareRefused`).
     ///
     /// ```swift
-    /// try await syncServer.share(groceries, with: bob, access: .read, by: alice)
+    /// try await syncServer.share(list, with: bob, access: .read, by: alice)
     /// ```
+    ///
+    /// **What an account learns.** Ownership is checked first: an account that does not own the
+    /// row is refused (`forbidden`) whoever it names. An owner sharing with a name that is no
+    /// account is answered as for any account (success), and the share reaches no one: nothing is
+    /// stored, so an account created later under that name does not get it (the audit log says
+    /// so). Over HTTP an account cannot tell which names exist from the answers. (A share with a
+    /// name that exists still takes a little longer: timing is not hidden.) Without `owner` (the
+    /// server's own code, trusted) an unknown name is an error instead, to catch typos.
+    ///
+    /// **Immediate, not by invitation.** The rows reach the account without it being asked: a
+    /// share cannot change or remove anything of the recipient's (its own rows stay its own, and
+    /// a shared row's changes are its owner's), it only adds rows to its devices, which
+    /// ``revokeShare(_:from:by:)`` or the owner's delete take away again. An app that wants
+    /// consent uses ``offerShare(_:with:access:by:)`` instead, and the recipient
+    /// ``acceptShare(table:id:from:as:)``.
+    ///
+    /// - Parameter owner: the account asking; when given, it must own the row.
+    /// - Throws: `SyncError.Code.forbidden` when `owner` does not own the row (or it does
+    ///   not exist), `.invalidArgument` for a table that is not a synced model's, an id that is not
+    ///   one of its, or (without `owner`) an account that does not exist.
     public func share<T: Model>(_ value: T, with account: SyncAccount, access: SyncAccess = .readWrite, by owner: SyncAccount? = nil) async throws {
         try await share(table: T.tableName, id: SyncedModel.idText(value), with: account, access: access, by: owner)
     }
 
-    /// Ends a share (and withdraws an offer of one, ``offerShare(table:id:with:access:by:)``): the
-    /// rows it brought and the account reaches no other way are removed from the account's
-    /// devices at their next pull (local removals: nothing is deleted on the server). Audited
-    /// (`unshared`).
-    ///
-    /// ```swift
-    /// try await syncServer.revokeShare(table: "List", id: list.id.uuidString, from: bob, by: alice)
-    /// ```
-    ///
-    /// Ending a share that does not exist does nothing, and succeeds: whether `account` is a name
-    /// no account has, or an account the row is not shared with, the answer is the same (an
-    /// account learns nothing of which names exist).
-    ///
-    /// - Throws: `SyncError.Code.forbidden` when `owner` does not own the row (or it does
-    ///   not exist), `.invalidArgument` for a table that is not a synced model's or an id that is
-    ///   not one of its.
-    public func revokeShare(table: String, id: String, from account: SyncAccount, by owner: SyncAccount? = nil) async throws {
+    /// The row form of ``revokeShare(_:from:by:)``.
+    package func revokeShare(table: String, id: String, from account: SyncAccount, by owner: SyncAccount? = nil) async throws {
         let (model, serverID) = try await ownedRow(table: table, id: id, by: owner, toDo: "stop sharing")
         let scopes = ServerScopes(models: models)
         try await log.db.inTransaction { tx in
@@ -208,7 +192,22 @@ extension Postgres.SyncServer {
                 .filter { !$0.value.isEmpty })
     }
 
-    /// ``revokeShare(table:id:from:by:)`` for a model value.
+    /// Ends a share (and withdraws an offer of one, ``offerShare(_:with:access:by:)``): the
+    /// rows it brought and the account reaches no other way are removed from the account's
+    /// devices at their next pull (local removals: nothing is deleted on the server). Audited
+    /// (`unshared`).
+    ///
+    /// ```swift
+    /// try await syncServer.revokeShare(list, from: bob, by: alice)
+    /// ```
+    ///
+    /// Ending a share that does not exist does nothing, and succeeds: whether `account` is a name
+    /// no account has, or an account the row is not shared with, the answer is the same (an
+    /// account learns nothing of which names exist).
+    ///
+    /// - Throws: `SyncError.Code.forbidden` when `owner` does not own the row (or it does
+    ///   not exist), `.invalidArgument` for a table that is not a synced model's or an id that is
+    ///   not one of its.
     public func revokeShare<T: Model>(_ value: T, from account: SyncAccount, by owner: SyncAccount? = nil) async throws {
         try await revokeShare(table: T.tableName, id: SyncedModel.idText(value), from: account, by: owner)
     }

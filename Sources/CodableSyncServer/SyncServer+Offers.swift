@@ -6,23 +6,8 @@ import Foundation
 extension Postgres.SyncServer {
     // MARK: Shares by invitation
 
-    /// Offers `account` a share of the row `id` of `table` (with every row it links), which
-    /// reaches it only once it accepts (``acceptShare(table:id:from:as:)``; it sees its offers with
-    /// ``pendingShares(for:)``). Offering again replaces the offer's access;
-    /// ``revokeShare(table:id:from:by:)`` withdraws it. Audited (`shareOffered`).
-    ///
-    /// ```swift
-    /// try await syncServer.offerShare(table: "List", id: list.id.uuidString, with: bob, access: .read, by: alice)
-    /// ```
-    ///
-    /// As with ``share(table:id:with:access:by:)``, ownership is checked first, and an offer to a
-    /// name that is no account succeeds and reaches no one (nothing is stored): the answer does
-    /// not tell which names exist.
-    ///
-    /// - Throws: `SyncError.Code.forbidden` when `owner` does not own the row (or it does
-    ///   not exist), `.invalidArgument` for a table that is not a synced model's or an id that is
-    ///   not one of its.
-    public func offerShare(table: String, id: String, with account: SyncAccount, access: SyncAccess = .readWrite, by owner: SyncAccount) async throws {
+    /// The row form of ``offerShare(_:with:access:by:)``.
+    package func offerShare(table: String, id: String, with account: SyncAccount, access: SyncAccess = .readWrite, by owner: SyncAccount) async throws {
         let (model, serverID) = try await ownedRow(table: table, id: id, by: owner, toDo: "share")
         let stored = try await log.db.inTransaction { tx in
             try await ensureOffers(tx)
@@ -41,11 +26,22 @@ extension Postgres.SyncServer {
              "access": access.rawValue, "reason": stored.isEmpty ? "unknownAccount" : ""].filter { !$0.value.isEmpty })
     }
 
-    /// ``offerShare(table:id:with:access:by:)`` for a model value.
+    /// Offers `account` a share of `value`'s row (with every row it links), which
+    /// reaches it only once it accepts (``acceptShare(table:id:from:as:)``; it sees its offers with
+    /// ``pendingShares(for:)``). Offering again replaces the offer's access;
+    /// ``revokeShare(_:from:by:)`` withdraws it. Audited (`shareOffered`).
     ///
     /// ```swift
-    /// try await syncServer.offerShare(groceries, with: bob, by: alice)
+    /// try await syncServer.offerShare(list, with: bob, access: .read, by: alice)
     /// ```
+    ///
+    /// As with ``share(_:with:access:by:)``, ownership is checked first, and an offer to a
+    /// name that is no account succeeds and reaches no one (nothing is stored): the answer does
+    /// not tell which names exist.
+    ///
+    /// - Throws: `SyncError.Code.forbidden` when `owner` does not own the row (or it does
+    ///   not exist), `.invalidArgument` for a table that is not a synced model's or an id that is
+    ///   not one of its.
     public func offerShare<T: Model>(_ value: T, with account: SyncAccount, access: SyncAccess = .readWrite, by owner: SyncAccount) async throws {
         try await offerShare(table: T.tableName, id: SyncedModel.idText(value), with: account, access: access, by: owner)
     }
@@ -75,7 +71,7 @@ extension Postgres.SyncServer {
     }
 
     /// Accepts a share `owner` offered `account`: from now on it is a share as
-    /// ``share(table:id:with:access:by:)`` makes, and the rows reach the account's devices at their
+    /// ``share(_:with:access:by:)`` makes, and the rows reach the account's devices at their
     /// next pull. Audited (`shareAccepted`).
     ///
     /// ```swift
@@ -137,7 +133,7 @@ extension Postgres.SyncServer {
             ["account": Self.auditValue(account.name), "target": Self.auditValue(owner.name), "table": model.table, "id": serverID])
     }
 
-    /// Drops the offers of a row to `account` (``revokeShare(table:id:from:by:)``), under the
+    /// Drops the offers of a row to `account` (``revokeShare(_:from:by:)``), under the
     /// server's lock.
     func withdrawOffers(table: String, id: String, from account: SyncAccount, _ tx: Postgres.Transaction) async throws {
         guard try await hasOffersTable(tx) else { return }

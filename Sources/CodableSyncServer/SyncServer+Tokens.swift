@@ -35,7 +35,7 @@ public struct SyncTokenInfo: Codable, Sendable, Hashable {
     /// ```swift
     /// let stale = try await syncServer.tokens(of: alice).filter { $0.isExpired() }
     /// ```
-    public func isExpired(at date: Date = Date()) -> Bool {
+    package func isExpired(at date: Date = Date()) -> Bool {
         expires.map { $0 <= date } ?? false
     }
 }
@@ -51,7 +51,7 @@ extension Postgres.SyncServer {
     /// let token = try await syncServer.issueToken(for: alice)   // accepted for 90 days
     /// let forever = try await syncServer.issueToken(for: alice, lifetime: nil)
     /// ```
-    public static let defaultTokenLifetime: Duration = .seconds(90 * 86_400)
+    package static let defaultTokenLifetime: Duration = .seconds(90 * 86_400)
 
     /// The longest lifetime a token can be given (100 years); `nil` is "never expires".
     static let longestTokenLifetime: Duration = .seconds(100 * 365 * 86_400)
@@ -67,11 +67,11 @@ extension Postgres.SyncServer {
     /// - Parameters:
     ///   - label: what the token is for, shown by ``tokens(of:)`` (1 to 100 characters, no
     ///     control characters); `nil` for none.
-    ///   - lifetime: how long it is accepted (``defaultTokenLifetime`` unless given, at most 100
+    ///   - lifetime: how long it is accepted (90 days unless given, at most 100
     ///     years); `nil`: until it is revoked.
     /// - Throws: `SyncError.Code.invalidArgument` when there is no such account, or for a
     ///   label or lifetime out of range.
-    public func issueToken(for account: SyncAccount, label: String? = nil, lifetime: Duration? = Postgres.SyncServer.defaultTokenLifetime) async throws -> String {
+    public func issueToken(for account: SyncAccount, label: String? = nil, lifetime: Duration? = .seconds(90 * 86_400)) async throws -> String {
         let seconds = try Self.lifetimeSeconds(lifetime)
         try Self.checkLabel(label)
         try await install()

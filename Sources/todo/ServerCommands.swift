@@ -71,7 +71,7 @@ enum ServerCommands {
                         print("The token \(words[2]) of \(account) is revoked; its other tokens still work.")
                     }
                 }
-            } catch let error as SQLite.Sync.Error {
+            } catch let error as SyncError {
                 let hint = command == "revoke" && error.message.contains("no token") ? " (todo account tokens \(account) lists its tokens)" : ""
                 throw TodoError(description: error.message + hint)
             }
@@ -180,7 +180,7 @@ enum ServerCommands {
                 print("Shared the list \(list.name.escapingControlCharacters) (\(list.tasks.count) task\(list.tasks.count == 1 ? "" : "s")) with \(name.escapingControlCharacters)"
                       + (access == .read ? ", read-only." : ", who can change it too."))
             }
-        } catch let error as SQLite.Sync.Error {
+        } catch let error as SyncError {
             throw TodoError(description: error.message)
         } catch let error as HTTPSyncTransport.Failure {
             throw TodoError(description: "\(error)")

@@ -72,9 +72,9 @@ enum SyncCommand {
             try await sync.sync()
         } catch let error as HTTPSyncTransport.Failure {
             throw TodoError(description: "The sync did not finish (your changes are kept and go with the next one): \(error)")
-        } catch let error as SQLite.Sync.Error where error.code == .unauthorized {
+        } catch let error as SyncError where error.code == .unauthorized {
             throw TodoError(description: "\(error.message.prefix(1).uppercased())\(error.message.dropFirst()). Ask for a new token (todo account token NAME).")
-        } catch let error as SQLite.Sync.Error where error.code == .invalidAnswer || error.code == .invalidArgument {
+        } catch let error as SyncError where error.code == .invalidAnswer || error.code == .invalidArgument {
             throw TodoError(description: "The sync did not finish (your changes are kept): \(error.message)")
         } catch {
             #if Postgres

@@ -109,14 +109,14 @@ struct SyncDeviceSecurityTests {
         try await db.read("SELECT count(*) AS n FROM codablesync_outbox").first?["n"]?.int64Value ?? -1
     }
 
-    /// `sync()` throws `SQLite.Sync.Error.Code.invalidAnswer` (the message naming `words`); then
+    /// `sync()` throws `SyncError.Code.invalidAnswer` (the message naming `words`); then
     /// the device still reads and writes, applied nothing, and keeps its change queued.
     static func expectRefused(_ device: (db: SQLite.Database, sync: SQLite.Sync, item: Item), _ words: String,
                               sourceLocation: SourceLocation = #_sourceLocation) async throws {
         do {
             try await device.sync.sync()
             Issue.record("a hostile answer was taken (\(words))", sourceLocation: sourceLocation)
-        } catch let error as SQLite.Sync.Error {
+        } catch let error as SyncError {
             #expect(error.code == .invalidAnswer, "\(error)", sourceLocation: sourceLocation)
             #expect(error.message.contains(words), "\(error.message)", sourceLocation: sourceLocation)
         }
@@ -264,7 +264,7 @@ struct SyncDeviceSecurityTests {
                 do {
                     _ = try await transport.pull(SyncPull(device: "d", after: 0, limit: 1))
                     Issue.record("a redirect to \(target) was followed")
-                } catch let error as SQLite.Sync.Error {
+                } catch let error as SyncError {
                     #expect(error.code == .invalidAnswer && error.message.contains("another origin"), "\(error)")
                 }
             }
@@ -292,7 +292,7 @@ struct SyncDeviceSecurityTests {
             do {
                 _ = try await transport.account()
                 Issue.record("\(text) was used")
-            } catch let error as SQLite.Sync.Error {
+            } catch let error as SyncError {
                 #expect(error.code == .invalidArgument, "\(error)")
             }
         }
@@ -316,7 +316,7 @@ struct SyncValidationTests {
         do {
             try push.validate()
             Issue.record("accepted: \(words)", sourceLocation: sourceLocation)
-        } catch let error as SQLite.Sync.Error {
+        } catch let error as SyncError {
             #expect(error.code == .invalidArgument && error.message.contains(words), "\(error)", sourceLocation: sourceLocation)
         } catch {
             Issue.record("\(error)", sourceLocation: sourceLocation)
@@ -372,7 +372,7 @@ struct SyncValidationTests {
         for pull in [SyncPull(device: "d", after: -1, limit: 1), SyncPull(device: "d", after: .min, limit: 1), SyncPull(device: "d", after: 0, limit: 0),
                      SyncPull(device: "d", after: 0, limit: .min), SyncPull(device: "", after: 0, limit: 1),
                      SyncPull(device: "d", after: 0, limit: 1, epoch: String(repeating: "e", count: 1_001))] {
-            #expect(throws: SQLite.Sync.Error.self) { try pull.validate() }
+            #expect(throws: SyncError.self) { try pull.validate() }
         }
         let change = SyncChange(table: "items", id: "a", value: nil, version: 5)
         try SyncPullResult(changes: [change], version: 5, more: false, horizon: 0).validate(after: .max)
@@ -386,14 +386,14 @@ struct SyncValidationTests {
             do {
                 try answer.validate(after: 0)
                 Issue.record("accepted \(answer)")
-            } catch let error as SQLite.Sync.Error {
+            } catch let error as SyncError {
                 #expect(error.code == .invalidAnswer)
             }
         }
         // More changes than asked are refused past SyncPush.maximumChanges only (a server may cap
         // the limit; it may not send more than the larger of the two).
         let many = SyncPullResult(changes: Array(repeating: change, count: 12_000), version: 5, more: true)
-        #expect(throws: SQLite.Sync.Error.self) { try many.validate(after: 0) }
+        #expect(throws: SyncError.self) { try many.validate(after: 0) }
         try many.validate(after: 0, limit: 20_000)
     }
 }

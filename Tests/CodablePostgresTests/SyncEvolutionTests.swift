@@ -268,7 +268,7 @@ struct SyncEvolutionTests {
         #expect(try await endpoint.compact(deletedBefore: Date().addingTimeInterval(60)) == 1)
         #expect(try await endpoint.compact(deletedBefore: Date().addingTimeInterval(60)) == 0)
         // An app from before start-overs is told, not answered "nothing new".
-        let old = await #expect(throws: SQLite.Sync.Error.self) { _ = try await endpoint.pull(SyncPull(device: "old", after: 1, limit: 10)) }
+        let old = await #expect(throws: SyncError.self) { _ = try await endpoint.pull(SyncPull(device: "old", after: 1, limit: 10)) }
         #expect(old?.code == .startOverNeeded)
         let madeOffline = Note(id: UUID(), text: "made by B offline", done: false)
         try await b.save(madeOffline)

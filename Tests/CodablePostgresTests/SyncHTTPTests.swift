@@ -66,7 +66,7 @@ struct SyncHTTPTests {
             #expect(try await SyncScopesTests.titles(bob1.db) == ["bob only", "from alice"])
             // Bob cannot share (or unshare) what he does not own.
             let bobHTTP = HTTPSyncTransport(server: url, token: bob.token)
-            await #expect(throws: SQLite.Sync.Error.self) {
+            await #expect(throws: SyncError.self) {
                 try await bobHTTP.share(table: List.tableName, id: shared.id.uuidString, with: bob.account, access: .readWrite)
             }
 
@@ -78,7 +78,7 @@ struct SyncHTTPTests {
             do {
                 try await wrong.sync()
                 Issue.record("a wrong token synced")
-            } catch let error as SQLite.Sync.Error {
+            } catch let error as SyncError {
                 #expect(error.code == .unauthorized)
                 #expect(error.message.contains("token"))
             }

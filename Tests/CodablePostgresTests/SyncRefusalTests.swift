@@ -81,7 +81,7 @@ struct SyncRefusalTests {
         #expect(try await a.get(Note.self, id: fromB.id) == fromB)
 
         // An edit of another row is refused, naming it; the refusal stays.
-        let wrong = await #expect(throws: SQLite.Sync.Error.self) { try await syncA.resolve(try #require(listed.first), .edit(fine)) }
+        let wrong = await #expect(throws: SyncError.self) { try await syncA.resolve(try #require(listed.first), .edit(fine)) }
         #expect(wrong?.code == .invalidArgument)
         #expect(wrong.map { ModelError.Code(of: $0) } == .invalidArgument, "one code to match on every layer")
         #expect(wrong?.message.contains(fine.id.uuidString) == true, "\(String(describing: wrong))")
@@ -132,7 +132,7 @@ struct SyncRefusalTests {
         try await syncA.sync()
         #expect(try await server.get(Note.self, id: kept.id) == serverEdit)
         #expect(try await server.get(Note.self, id: new.id) == nil)
-        let resolvedTwice = await #expect(throws: SQLite.Sync.Error.self) { try await syncA.resolve(try #require(current.first), .drop) }
+        let resolvedTwice = await #expect(throws: SyncError.self) { try await syncA.resolve(try #require(current.first), .drop) }
         #expect(resolvedTwice?.code == .invalidArgument)
 
         // Retry, once the server's owner widened the column.
@@ -275,7 +275,7 @@ struct SyncRefusalTests {
         #expect(try await server.get(Note.self) == [good])
         // An app from before refusals would drop a refused change unseen: its push is refused whole.
         let fromOldApp = Note(id: UUID(), text: "from an old app", done: false)
-        let whole = await #expect(throws: SQLite.Sync.Error.self) {
+        let whole = await #expect(throws: SyncError.self) {
             _ = try await endpoint.push(SyncPush(device: UUID().uuidString, token: UUID().uuidString, acknowledged: nil, changes: [
                 SyncChange(table: Note.tableName, id: bad.uuidString, value: #"{"id":"\#(bad)","text":7}"#, seq: 1),
                 SyncChange(table: Note.tableName, id: fromOldApp.id.uuidString, value: String(decoding: try JSONEncoder().encode(fromOldApp), as: UTF8.self), seq: 2),

@@ -220,7 +220,7 @@ struct SyncScopesTests {
         do {
             try await server.share(privateList, with: SyncAccount("no such account"), by: alice)
             Issue.record("alice shared bob's list")
-        } catch let error as SQLite.Sync.Error {
+        } catch let error as SyncError {
             #expect(error.code == .forbidden)
         }
     }
@@ -236,14 +236,14 @@ struct SyncScopesTests {
             SyncChange(table: Item.tableName, id: item.id.uuidString, value: String(decoding: try JSONEncoder().encode(item), as: UTF8.self), seq: 1, version: 0)
         ])
         _ = try await server.push(push, as: alice)
-        await #expect(throws: SQLite.Sync.Error.self) { try await server.push(push, as: mallory) }
+        await #expect(throws: SyncError.self) { try await server.push(push, as: mallory) }
         var sameDevice = push
         sameDevice.token = UUID().uuidString
         sameDevice.changes[0].value = String(decoding: try JSONEncoder().encode(Item(id: item.id, title: "mallory's")), as: UTF8.self)
         do {
             _ = try await server.push(sameDevice, as: mallory)
             Issue.record("a push from another account's device was taken")
-        } catch let error as SQLite.Sync.Error {
+        } catch let error as SyncError {
             #expect(error.code == .unauthorized)
         }
         #expect(try await postgres.get(Item.self, id: item.id)?.title == "alice's")
@@ -260,12 +260,12 @@ struct SyncScopesTests {
         #expect(alice.token != bob.token && alice.token.count == 64)
         #expect(try await server.authenticate(token: alice.token) == alice.account)
         #expect(try await server.authenticate(token: bob.token) == bob.account)
-        func refusal(_ token: String) async -> SQLite.Sync.Error? {
+        func refusal(_ token: String) async -> SyncError? {
             do {
                 _ = try await server.authenticate(token: token)
                 return nil
             } catch {
-                return error as? SQLite.Sync.Error
+                return error as? SyncError
             }
         }
         #expect(await refusal("not a token")?.code == .unauthorized)
@@ -281,9 +281,9 @@ struct SyncScopesTests {
         #expect(await refusal(second)?.code == .unauthorized)
         #expect(try await server.authenticate(token: alice.token) == alice.account)
 
-        await #expect(throws: SQLite.Sync.Error.self) { try await server.addAccount("alice") }
-        await #expect(throws: SQLite.Sync.Error.self) { try await server.addAccount("") }
-        await #expect(throws: SQLite.Sync.Error.self) { try await server.issueToken(for: SyncAccount("nobody")) }
+        await #expect(throws: SyncError.self) { try await server.addAccount("alice") }
+        await #expect(throws: SyncError.self) { try await server.addAccount("") }
+        await #expect(throws: SyncError.self) { try await server.issueToken(for: SyncAccount("nobody")) }
 
         // Only an owner shares; only an account is shared with.
         let device = try Self.device(server, alice.account)
@@ -293,7 +293,7 @@ struct SyncScopesTests {
         do {
             try await server.share(list, with: bob.account, by: bob.account)
             Issue.record("bob shared alice's list")
-        } catch let error as SQLite.Sync.Error {
+        } catch let error as SyncError {
             #expect(error.code == .forbidden)
         }
         // A name that is no account: answered as any other (which names exist is not told), reaching no one.

@@ -95,18 +95,18 @@ struct SyncTests {
     func refusesUnsyncableModels() async throws {
         let server = try await TestServer.shared.freshDatabase()
         let db = try SQLite.Database(path: ":memory:")
-        let assigned = #expect(throws: SQLite.Sync.Error.self) {
+        let assigned = #expect(throws: SyncError.self) {
             _ = try SQLite.Sync(local: db, server: server, models: [Note.self, Counter.self])
         }
         #expect(assigned?.code == .unsyncableModel)
         #expect(assigned?.message.contains("Counter") == true, "\(String(describing: assigned))")
-        let numbered = #expect(throws: SQLite.Sync.Error.self) {
+        let numbered = #expect(throws: SyncError.self) {
             _ = try SQLite.Sync(local: db, server: server, models: [Numbered.self])
         }
         #expect(numbered?.message.contains("Numbered") == true)
-        #expect(throws: SQLite.Sync.Error.self) { _ = try SQLite.Sync(local: db, server: server, models: [Note.self], batchSize: 0) }
+        #expect(throws: SyncError.self) { _ = try SQLite.Sync(local: db, server: server, models: [Note.self], batchSize: 0) }
         // A relationship leads to a model that is not synced: refused, naming it.
-        let partial = #expect(throws: SQLite.Sync.Error.self) { _ = try SQLite.Sync(local: db, server: server, models: [Folder.self]) }
+        let partial = #expect(throws: SyncError.self) { _ = try SQLite.Sync(local: db, server: server, models: [Folder.self]) }
         #expect(partial?.message.contains("Note") == true, "\(String(describing: partial))")
         // Refused before anything was installed: the database is as it was, and usable.
         #expect(try db.tables().contains("codablesync_outbox") == false)
@@ -335,7 +335,7 @@ struct SyncTests {
         }
         #expect(arrived, "the note did not reach the other device")
         // While run() works, another round of the same sync is refused.
-        let second = await #expect(throws: SQLite.Sync.Error.self) { try await a.sync() }
+        let second = await #expect(throws: SyncError.self) { try await a.sync() }
         #expect(second?.code == .alreadyRunning)
         runningB.cancel()
         runningA.cancel()

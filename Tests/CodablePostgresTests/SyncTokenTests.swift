@@ -17,12 +17,12 @@ struct SyncTokenTests {
     }
 
     /// The error `body` throws, `nil` when it succeeds.
-    static func failure(_ body: () async throws -> Void) async -> SQLite.Sync.Error? {
+    static func failure(_ body: () async throws -> Void) async -> SyncError? {
         do {
             try await body()
             return nil
         } catch {
-            return error as? SQLite.Sync.Error
+            return error as? SyncError
         }
     }
 
@@ -142,7 +142,7 @@ struct SyncTokenTests {
 
     /// The HTTP answer of `route` with `request`, as the caller sees it (status and body).
     static func answer(
-        _ endpoint: SyncHTTPEndpoint, _ route: SyncHTTPEndpoint.Route, token: String, _ request: SyncHTTPEndpoint.ShareRequest
+        _ endpoint: SyncHTTPEndpoint, _ route: SyncHTTPEndpoint.Route, token: String, _ request: SyncHTTP.ShareRequest
     ) async throws -> (status: Int, body: String) {
         let response = await endpoint.respond(to: route, authorization: "Bearer \(token)", body: try JSONEncoder().encode(request))
         return (response.status, String(decoding: response.body, as: UTF8.self))
@@ -155,8 +155,8 @@ struct SyncTokenTests {
         let mallory = try await server.addAccount("mallory")
         let list = try await Self.ownedList(server, alice.account, "groceries")
         let endpoint = SyncHTTPEndpoint(server: server)
-        func request(_ name: String) -> SyncHTTPEndpoint.ShareRequest {
-            SyncHTTPEndpoint.ShareRequest(table: List.tableName, id: list.id.uuidString, account: name, access: .read)
+        func request(_ name: String) -> SyncHTTP.ShareRequest {
+            SyncHTTP.ShareRequest(table: List.tableName, id: list.id.uuidString, account: name, access: .read)
         }
 
         // Unshare: a known account the row is not shared with, and a name that is no account.

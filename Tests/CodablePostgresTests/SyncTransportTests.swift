@@ -164,7 +164,7 @@ struct SyncTransportTests {
 
         // Requests an API could receive from a broken or hostile client: refused, nothing applied.
         let device = try await syncA.deviceID
-        let unknown = await #expect(throws: SQLite.Sync.Error.self) {
+        let unknown = await #expect(throws: SyncError.self) {
             _ = try await endpoint.push(SyncPush(device: device, token: UUID().uuidString, acknowledged: nil, changes: [
                 SyncChange(table: "Nope", id: "x", value: nil, seq: 1)]))
         }
@@ -180,7 +180,7 @@ struct SyncTransportTests {
             SyncChange(table: Note.tableName, id: note.id.uuidString, value: #"{"id":"\#(note.id)","text":7}"#, seq: 10)]))
         #expect(malformed.refused.map(\.id) == [note.id.uuidString])
         #expect(malformed.refused.first?.serverValue.map { try? JSONDecoder().decode(Note.self, from: Data($0.utf8)) } == note)
-        let limit = await #expect(throws: SQLite.Sync.Error.self) { _ = try await endpoint.pull(SyncPull(device: device, after: 0, limit: 0)) }
+        let limit = await #expect(throws: SyncError.self) { _ = try await endpoint.pull(SyncPull(device: device, after: 0, limit: 0)) }
         #expect(limit?.code == .invalidArgument)
         #expect(try await server.get(Note.self, id: note.id) == note)
         #expect(try await server.get(Note.self, id: otherID) == nil)
@@ -321,7 +321,7 @@ struct SyncTransportTests {
         for await state in states {
             if case .idle = state { break }
         }
-        let refused = await #expect(throws: SQLite.Sync.Error.self) { try await second.sync() }
+        let refused = await #expect(throws: SyncError.self) { try await second.sync() }
         #expect(refused?.code == .alreadyRunning)
         #expect(refused?.message.contains(path) == true, "\(String(describing: refused))")
         running.cancel()

@@ -36,7 +36,7 @@ struct DeviceModuleTests {
         let refused = #expect(throws: SyncError.self) { try tooMany.validate() }
         #expect(refused?.code == .invalidArgument)
         let nul = SyncPull(device: "a\u{0}b", after: 0, limit: 10)
-        let nulRefused = #expect(throws: SQLite.Sync.Error.self) { try nul.validate() }
+        let nulRefused = #expect(throws: SyncError.self) { try nul.validate() }
         #expect(nulRefused?.message.contains("NUL") == true, "\(String(describing: nulRefused))")
     }
 }
