@@ -93,7 +93,7 @@ struct ServerLog: Sendable {
             try await tx.execute("CREATE TABLE IF NOT EXISTS codablesync_meta (key text PRIMARY KEY, value text NOT NULL)")
             try await tx.execute("""
                 INSERT INTO codablesync_meta (key, value) VALUES ('epoch', $1), ('horizon', '0') ON CONFLICT (key) DO NOTHING
-                """, UUID().uuidString)
+                """, [UUID().uuidString])
             try await tx.execute("CREATE TABLE IF NOT EXISTS codablesync_devices (device text PRIMARY KEY, pushed bigint NOT NULL, token text)")
             // Servers set up before pushes had tokens. (Not `ADD COLUMN IF NOT EXISTS … UNIQUE`,
             // which adds another index each time on some PostgreSQL versions.)
@@ -414,8 +414,8 @@ struct ServerLog: Sendable {
             INSERT INTO codablesync_devices (device, pushed, token, account) VALUES ($1, $2::bigint, $3, $4)
             ON CONFLICT (device) DO UPDATE SET pushed = greatest(codablesync_devices.pushed, EXCLUDED.pushed), token = EXCLUDED.token,
                 account = coalesce(codablesync_devices.account, EXCLUDED.account)
-            """, start.device, String(seq), push.token, account)
-        try await tx.execute("INSERT INTO codablesync_pushes (token, device, upto) VALUES ($1, $2, $3::bigint)", push.token, start.device, String(seq))
+            """, [start.device, String(seq), push.token, account])
+        try await tx.execute("INSERT INTO codablesync_pushes (token, device, upto) VALUES ($1, $2, $3::bigint)", [push.token, start.device, String(seq)])
         return start
     }
 
@@ -423,7 +423,7 @@ struct ServerLog: Sendable {
     /// its shape, without the rows' values (which may be another account's, and are read again
     /// for a replay, as the account may read them then).
     func recordAnswer(_ tx: Postgres.Transaction, token: String, _ answer: SyncPushResult) async throws {
-        try await tx.execute("UPDATE codablesync_pushes SET answer = $2 WHERE token = $1", token, try StoredAnswer(answer).text())
+        try await tx.execute("UPDATE codablesync_pushes SET answer = $2 WHERE token = $1", [token, try StoredAnswer(answer).text()])
     }
 
     /// A push's answer as the ledger keeps it: without values, with the places that had one.
@@ -480,15 +480,15 @@ struct ServerLog: Sendable {
         try await tx.execute("""
             WITH moved AS (DELETE FROM codablesync_changes WHERE tbl = $1 AND id = ANY($2::text[]) AND NOT deleted RETURNING tbl, id)
             INSERT INTO codablesync_changes (tbl, id, deleted, origin) SELECT tbl, id, false, NULL FROM moved
-            """, table, Self.arrayLiteral(ids))
+            """, [table, Self.arrayLiteral(ids)])
     }
 
     func relog(_ tx: Postgres.Transaction, table: String, ids: [String]) async throws {
         guard !ids.isEmpty else { return }
-        try await tx.execute("DELETE FROM codablesync_changes WHERE tbl = $1 AND id = ANY($2::text[])", table, Self.arrayLiteral(ids))
+        try await tx.execute("DELETE FROM codablesync_changes WHERE tbl = $1 AND id = ANY($2::text[])", [table, Self.arrayLiteral(ids)])
         try await tx.execute("""
             INSERT INTO codablesync_changes (tbl, id, deleted, origin) SELECT $1, unnest($2::text[]), false, NULL
-            """, table, Self.arrayLiteral(ids))
+            """, [table, Self.arrayLiteral(ids)])
     }
 
     /// Marks the log entries of rows a push stored as the device sent them (in its transaction):

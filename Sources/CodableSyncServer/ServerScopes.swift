@@ -247,7 +247,7 @@ struct ServerScopes: Sendable {
         try await tx.execute("""
             INSERT INTO codablesync_owners (tbl, id, account) SELECT t, i, $3 FROM unnest($1::text[], $2::text[]) AS u(t, i)
             ON CONFLICT (tbl, id) DO NOTHING
-            """, ServerLog.arrayLiteral(rows.map(\.table)), ServerLog.arrayLiteral(rows.map(\.id)), account)
+            """, [ServerLog.arrayLiteral(rows.map(\.table)), ServerLog.arrayLiteral(rows.map(\.id)), account])
     }
 
     /// The rows (server ids) in `account`'s scope.

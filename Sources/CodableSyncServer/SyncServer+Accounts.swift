@@ -177,13 +177,13 @@ extension Postgres.SyncServer {
             try await ServerLog.lockScopes(tx)
             try await withdrawOffers(table: model.table, id: serverID, from: account, tx)
             let before = try await scopes.rows(tx, inScopeOf: account.name)
-            try await tx.execute("DELETE FROM codablesync_shares WHERE tbl = $1 AND id = $2 AND account = $3", model.table, serverID, account.name)
+            try await tx.execute("DELETE FROM codablesync_shares WHERE tbl = $1 AND id = $2 AND account = $3", [model.table, serverID, account.name])
             let left = before.subtracting(try await scopes.rows(tx, inScopeOf: account.name)).sorted { ($0.table, $0.id) < ($1.table, $1.id) }
             guard !left.isEmpty else { return }
             try await tx.execute("""
                 INSERT INTO codablesync_removals (version, account, tbl, id)
                 SELECT nextval(pg_get_serial_sequence('codablesync_changes', 'version')), $1, t, i FROM unnest($2::text[], $3::text[]) AS u(t, i)
-                """, account.name, ServerLog.arrayLiteral(left.map(\.table)), ServerLog.arrayLiteral(left.map(\.id)))
+                """, [account.name, ServerLog.arrayLiteral(left.map(\.table)), ServerLog.arrayLiteral(left.map(\.id))])
             try await tx.announceChange(of: model.table)
         }
         SyncAudit.record(

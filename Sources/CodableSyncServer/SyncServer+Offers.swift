@@ -137,7 +137,7 @@ extension Postgres.SyncServer {
     /// server's lock.
     func withdrawOffers(table: String, id: String, from account: SyncAccount, _ tx: Postgres.Transaction) async throws {
         guard try await hasOffersTable(tx) else { return }
-        try await tx.execute("DELETE FROM codablesync_offers WHERE tbl = $1 AND id = $2 AND account = $3", table, id, account.name)
+        try await tx.execute("DELETE FROM codablesync_offers WHERE tbl = $1 AND id = $2 AND account = $3", [table, id, account.name])
     }
 
     private func hasOffersTable(_ db: some Postgres.Queryable) async throws -> Bool {

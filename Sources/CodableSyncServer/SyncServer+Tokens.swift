@@ -223,7 +223,7 @@ extension Postgres.SyncServer {
             try await log.db.execute("""
                 UPDATE codablesync_tokens SET last_used = now()
                 WHERE hash = encode(sha256(convert_to($1, 'UTF8')), 'hex') AND (last_used IS NULL OR last_used < now() - interval '1 minute')
-                """, token)
+                """, [token])
         }
         return SyncAccount(name)
     }

@@ -28,7 +28,7 @@ struct PostgresObservationTests {
         let first = Visit(id: UUID(), worker: "other", number: 1)
         try await other.save(first)                                           // another instance
         try await everyone.wait { $0.last == [first] }
-        try await other.execute(#"UPDATE "Visit" SET number = 2 WHERE id = $1::uuid"#, first.id.uuidString)   // SQL, as psql would
+        try await other.execute(#"UPDATE "Visit" SET number = 2 WHERE id = $1::uuid"#, arguments: [.text(first.id.uuidString)])   // SQL, as psql would
         try await everyone.wait { $0.last?.first?.number == 2 }
         try await batches.wait { $0.count == 2 }
         #expect(batches.values == [

@@ -63,7 +63,7 @@ struct ObservationBenchmark {
             try Self.setUp(db, items: [])
             let count = setting == .powerLoss ? min(transactions, 2_000) : transactions
             let perSecond = try Self.writeLoop(count) { index in
-                try db.write("INSERT INTO log (n) VALUES (?)", arguments: [.integer(Int64(index))])
+                try db.write("INSERT INTO log (n) VALUES (:n)", arguments: ["n": .integer(Int64(index))])
             }
             line += String(format: "   %@: %.0f/s", setting == .powerLoss ? ".powerLoss (synchronous=FULL)" : ".processCrash (synchronous=NORMAL)", perSecond)
         }
@@ -112,7 +112,7 @@ struct ObservationBenchmark {
         }
         defer { observer.cancel() }
         return try await measureLatency(arrivals: arrivals) { marker in
-            try await db.write("UPDATE item SET score = ? WHERE id = (SELECT min(id) FROM item)", arguments: [.double(marker)])
+            try await db.write("UPDATE item SET score = :score WHERE id = (SELECT min(id) FROM item)", arguments: ["score": .double(marker)])
         }
     }
 
@@ -162,7 +162,7 @@ struct ObservationBenchmark {
         defer { tasks.forEach { $0.cancel() } }
         if observers > 0 { _ = try await waitFor(0, in: arrivals) }
         return try Self.writeLoop(transactions) { index in
-            try db.write("INSERT INTO log (n) VALUES (?)", arguments: [.integer(Int64(index))])
+            try db.write("INSERT INTO log (n) VALUES (:n)", arguments: ["n": .integer(Int64(index))])
         }
     }
 

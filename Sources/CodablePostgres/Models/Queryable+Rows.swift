@@ -23,9 +23,20 @@ extension Postgres.Queryable {
     /// `Postgres.Error.Code.invalidArgument` naming it: cast it in the SQL (`::text`).
     ///
     /// The statement runs alone on a ``Postgres/Database`` (autocommit) and in the transaction on
-    /// a ``Postgres/Transaction``: use it for reads, and ``execute(_:_:)`` for changes made
+    /// a ``Postgres/Transaction``: use it for reads, and ``execute(_:arguments:)`` for changes made
     /// outside a transaction, which it reports only once committed.
     public func read(_ sql: String, arguments: [StoredValue] = []) async throws -> [[String: StoredValue]] {
+        try await handle.session.rows(sql, Self.bindings(arguments)).map { row in
+            var values: [String: StoredValue] = [:]
+            for cell in row {
+                values[cell.columnName] = try Self.storedValue(of: cell, sql: sql)
+            }
+            return values
+        }
+    }
+
+    /// `arguments` bound to `$1`, `$2`… in their own types.
+    static func bindings(_ arguments: [StoredValue]) -> PostgresBindings {
         var binds = PostgresBindings()
         for argument in arguments {
             switch argument {
@@ -36,13 +47,7 @@ extension Postgres.Queryable {
             case .data(let value): binds.append(ByteBuffer(bytes: value))
             }
         }
-        return try await handle.session.rows(sql, binds).map { row in
-            var values: [String: StoredValue] = [:]
-            for cell in row {
-                values[cell.columnName] = try Self.storedValue(of: cell, sql: sql)
-            }
-            return values
-        }
+        return binds
     }
 
     /// A cell as the value SQLite would give for it.

@@ -6,7 +6,7 @@ import PostgresNIO
 // table prepared before anything is saved. `package`: not API.
 extension Postgres.Queryable {
     /// The rows of `sql` with every cell as text (`nil` for NULL): the SQL casts each column to
-    /// `text`. Arguments bind as text to `$1`, `$2`…, as in ``execute(_:_:)``. On a
+    /// `text`. Arguments bind as text to `$1`, `$2`…, as in `execute(_:_:)`. On a
     /// ``Postgres/Database`` the statement runs alone (autocommit): use it for reads.
     package func textRows(_ sql: String, _ arguments: [String?]) async throws -> [[String?]] {
         let rows = try await handle.session.rows(sql, Postgres.Session.textBindings(arguments))

@@ -46,22 +46,32 @@ extension Postgres.Transaction: Postgres.Queryable {
 
 extension Postgres.Queryable {
     /// Runs SQL of your own, such as a migration (inside the transaction, for a ``Postgres/Transaction``).
-    /// Values are bound as text to `$1`, `$2`… (cast them in the SQL: `$1::bigint`); `nil` binds `NULL`.
+    /// Arguments bind to `$1`, `$2`… as ``read(_:arguments:)``'s do, in their own types (cast them
+    /// in the SQL where the server cannot tell: `$1::uuid`).
     ///
     /// ```swift
     /// try await db.execute("CREATE INDEX IF NOT EXISTS person_name ON \"Person\" (lower(name))")
-    /// try await db.execute("UPDATE \"Person\" SET age = age + 1 WHERE name = $1", "Bob")
+    /// try await db.execute("UPDATE \"Person\" SET age = age + 1 WHERE name = $1", arguments: [.text("Bob")])
     /// ```
     ///
     /// On a ``Postgres/Database`` the statement runs in a transaction of its own, so that it is
     /// reported done only once committed; a statement PostgreSQL refuses to run in a transaction
     /// block (`VACUUM`, `CREATE INDEX CONCURRENTLY`, SQLSTATE 25001) runs on its own instead.
-    public func execute(_ sql: String, _ arguments: String?...) async throws {
+    public func execute(_ sql: String, arguments: [StoredValue] = []) async throws {
+        try await executeBound(sql, Self.bindings(arguments))
+    }
+
+    /// ``execute(_:arguments:)`` with text arguments (`nil` binds `NULL`): the sync server's form.
+    package func execute(_ sql: String, _ arguments: [String?]) async throws {
+        try await executeBound(sql, Postgres.Session.textBindings(arguments))
+    }
+
+    private func executeBound(_ sql: String, _ binds: PostgresBindings) async throws {
         let session = handle.session
         do {
-            try await session.writing { try await $0.execute(sql, arguments) }
+            try await session.writing { _ = try await $0.rows(sql, binds) }
         } catch let error as Postgres.Error where error.sqlState == "25001" && session.connection == nil {
-            try await session.execute(sql, arguments)
+            _ = try await session.rows(sql, binds)
         }
     }
 

@@ -253,7 +253,7 @@ extension Postgres.Transaction {
         try await execute("""
             SELECT pg_notify($1, json_build_object('x', txid_current()::text, 's', current_schema(), 't', $2::text, 'e', '*')::text),
                    pg_notify($1, json_build_object('x', txid_current()::text, 't', '', 'e', '.')::text)
-            """, ChangeNotifications.channel, table)
+            """, [ChangeNotifications.channel, table])
     }
 }
 #endif

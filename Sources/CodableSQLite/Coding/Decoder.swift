@@ -102,7 +102,7 @@ extension SQLite {
         /// As with named arguments, an array type decodes every row, one element per row, and
         /// `[String]?.self` reads the JSON array in one row.
         @available(*, noasync, message: "blocks its thread; in async code call the async form with await. Top-level code (main.swift) that awaits gets this form even with await: move the calls into an async function")
-        public func decode<T: Decodable>(_ type: T.Type, using sql: SQL, arguments: [SQLite.Value]) throws -> T? {
+        package func decode<T: Decodable>(_ type: T.Type, using sql: String, arguments: [SQLite.Value]) throws -> T? {
             try decodeOne(type, using: sql) { try $0.bind(arguments) }
         }
 
@@ -127,7 +127,7 @@ extension SQLite {
         /// let names = try decoder.decode([String].self, using: "SELECT name FROM people WHERE age > ?", arguments: [.integer(17)])
         /// ```
         @available(*, noasync, message: "blocks its thread; in async code call the async form with await. Top-level code (main.swift) that awaits gets this form even with await: move the calls into an async function")
-        public func decode<T: Decodable>(_ type: [T].Type, using sql: SQL, arguments: [SQLite.Value]) throws -> [T] {
+        package func decode<T: Decodable>(_ type: [T].Type, using sql: String, arguments: [SQLite.Value]) throws -> [T] {
             try decodeAll(T.self, using: sql) { try $0.bind(arguments) }
         }
 
@@ -186,7 +186,7 @@ extension SQLite {
             }
         }
 
-        /// Asynchronous ``decode(_:using:arguments:)-(T.Type,_,SQLiteArguments)``.
+        /// Asynchronous `decode(_:using:arguments:)`.
         ///
         /// ```swift
         /// let task = try await decoder.decode(Task.self, using: Task.fetchByID, arguments: ["id": .text(id)])
@@ -197,14 +197,14 @@ extension SQLite {
             try await database.performRead { _ in try self.decode(type, using: sql, arguments: arguments) }
         }
 
-        /// Asynchronous ``decode(_:using:arguments:)-(T.Type,_,[SQLite.Value])``.
+        /// Asynchronous `decode(_:using:arguments:)` with positional arguments.
         ///
         /// ```swift
         /// let task = try await decoder.decode(Task.self, using: "SELECT * FROM tasks WHERE id = ?", arguments: [.text(id)])
         /// ```
         ///
         /// An array type decodes every row; `[String]?.self` reads one row's JSON array.
-        public func decode<T: Decodable & Sendable>(_ type: T.Type, using sql: SQL, arguments: [SQLite.Value]) async throws -> T? {
+        package func decode<T: Decodable & Sendable>(_ type: T.Type, using sql: String, arguments: [SQLite.Value]) async throws -> T? {
             try await database.performRead { _ in try self.decode(type, using: sql, arguments: arguments) }
         }
 
@@ -222,7 +222,7 @@ extension SQLite {
         /// ```swift
         /// let names = try await decoder.decode([String].self, using: "SELECT name FROM people WHERE age > ?", arguments: [.integer(17)])
         /// ```
-        public func decode<T: Decodable & Sendable>(_ type: [T].Type, using sql: SQL, arguments: [SQLite.Value]) async throws -> [T] {
+        package func decode<T: Decodable & Sendable>(_ type: [T].Type, using sql: String, arguments: [SQLite.Value]) async throws -> [T] {
             try await database.performRead { _ in try self.decode(type, using: sql, arguments: arguments) }
         }
     }

@@ -103,11 +103,11 @@ extension SQLite.Database {
     /// try await db.execute(raw: "CREATE TABLE t (id INTEGER PRIMARY KEY)")
     /// ```
     @discardableResult
-    public func execute(raw sql: SQL) async throws -> [SQLiteRow] {
+    public func execute(raw sql: String) async throws -> [SQLiteRow] {
         try await performWrite { _ in try self.execute(raw: sql) }
     }
 
-    /// Asynchronous ``write(_:arguments:)-(_,SQLiteArguments)``.
+    /// Asynchronous `write(_:arguments:)`.
     ///
     /// ```swift
     /// try await db.write("INSERT INTO t VALUES (:id)", arguments: ["id": .integer(1)])
@@ -117,17 +117,17 @@ extension SQLite.Database {
         try await performWrite { _ in try self.write(sql, arguments: arguments) }
     }
 
-    /// Asynchronous ``write(_:arguments:)-(_,[SQLite.Value])``.
+    /// Asynchronous `write(_:arguments:)` with positional arguments.
     ///
     /// ```swift
     /// try await db.write("INSERT INTO t VALUES (?)", arguments: [.integer(1)])
     /// ```
     @discardableResult
-    public func write(_ sql: SQL, arguments: [SQLite.Value]) async throws -> [SQLiteRow] {
+    package func write(_ sql: String, arguments: [SQLite.Value]) async throws -> [SQLiteRow] {
         try await performWrite { _ in try self.write(sql, arguments: arguments) }
     }
 
-    /// Asynchronous ``read(_:arguments:)-(_,SQLiteArguments)``.
+    /// Asynchronous `read(_:arguments:)`.
     ///
     /// ```swift
     /// let rows = try await db.read("SELECT * FROM t")
@@ -136,12 +136,12 @@ extension SQLite.Database {
         try await performRead { _ in try self.read(sql, arguments: arguments) }
     }
 
-    /// Asynchronous ``read(_:arguments:)-(_,[SQLite.Value])``.
+    /// Asynchronous `read(_:arguments:)` with positional arguments.
     ///
     /// ```swift
     /// let rows = try await db.read("SELECT ? + ?", arguments: [.integer(1), .integer(2)])
     /// ```
-    public func read(_ sql: SQL, arguments: [SQLite.Value]) async throws -> [SQLiteRow] {
+    package func read(_ sql: String, arguments: [SQLite.Value]) async throws -> [SQLiteRow] {
         try await performRead { _ in try self.read(sql, arguments: arguments) }
     }
 

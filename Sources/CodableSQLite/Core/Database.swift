@@ -234,7 +234,7 @@ extension SQLite {
         /// is inside `inTransaction(_:)`.
         @available(*, noasync, message: "blocks its thread; in async code call the async form with await. Top-level code (main.swift) that awaits gets this form even with await: move the calls into an async function")
         @discardableResult
-        public func execute(raw sql: SQL) throws -> [SQLiteRow] {
+        public func execute(raw sql: String) throws -> [SQLiteRow] {
             try withWriter { try $0.execute(sql) }
         }
 
@@ -257,7 +257,7 @@ extension SQLite {
         /// ```
         @available(*, noasync, message: "blocks its thread; in async code call the async form with await. Top-level code (main.swift) that awaits gets this form even with await: move the calls into an async function")
         @discardableResult
-        public func write(_ sql: SQL, arguments: [SQLite.Value]) throws -> [SQLiteRow] {
+        package func write(_ sql: String, arguments: [SQLite.Value]) throws -> [SQLiteRow] {
             try withWriter { try $0.rows(sql, arguments: arguments, readOnly: false) }
         }
 
@@ -279,7 +279,7 @@ extension SQLite {
         /// let rows = try db.read("SELECT ? + ?", arguments: [.integer(1), .integer(2)])
         /// ```
         @available(*, noasync, message: "blocks its thread; in async code call the async form with await. Top-level code (main.swift) that awaits gets this form even with await: move the calls into an async function")
-        public func read(_ sql: SQL, arguments: [SQLite.Value]) throws -> [SQLiteRow] {
+        package func read(_ sql: String, arguments: [SQLite.Value]) throws -> [SQLiteRow] {
             try withReader { try $0.rows(sql, arguments: arguments, readOnly: true) }
         }
     }
@@ -297,7 +297,7 @@ extension RawConnection {
     }
 
     /// Runs one statement with positional arguments and returns its rows.
-    func rows(_ sql: SQL, arguments: [SQLite.Value], readOnly: Bool) throws -> [SQLiteRow] {
+    func rows(_ sql: String, arguments: [SQLite.Value], readOnly: Bool) throws -> [SQLiteRow] {
         try withStatement(sql) { statement in
             if readOnly { try statement.requireReadOnly() }
             try statement.bind(arguments)
