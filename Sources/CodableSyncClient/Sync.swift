@@ -194,7 +194,7 @@ extension SQLite {
             // continuation's value: ThreadSanitizer sees a lock's ordering, and not a
             // continuation's (RELIABILITY.md, Known limits).
             let outbox = outbox
-            let registered = Locked<SQLite.ChangeSequence<Int64>?>(nil)
+            let registered = Locked<ObservedValues<ChangeBatch<Int64>>?>(nil)
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 DispatchQueue.global().async {
                     let feed = outbox.db.changes(in: "codablesync_outbox")

@@ -135,7 +135,7 @@ struct LiveQueriesOnBothBackendsTests {
         try await db.save(Chore(id: UUID(), title: "Dishes"))
         let queue = DispatchQueue(label: "test.token")
         let (deliveries, delivered) = AsyncStream.makeStream(of: [String].self)
-        let token = db.observe(Self.open, queue: queue) { chores in
+        let token = db.observe(Self.open).sink(queue: queue) { chores in
             dispatchPrecondition(condition: .onQueue(queue))
             delivered.yield(chores.map(\.title))
         }
@@ -166,8 +166,8 @@ struct LiveQueriesOnBothBackendsTests {
     func liveValue(_ backend: Backend) async throws {
         let db = try await backend.open()
         try await db.save(Chore(id: UUID(), title: "Dishes"))
-        let live = db.live(Self.open)
-        let count = db.live(count: Filter<Chore>())
+        let live = LiveValue(initial: [], observation: db.observe(Self.open))
+        let count = LiveValue(initial: 0, observation: db.observe(count: Filter<Chore>()))
         func until(_ condition: () -> Bool) async throws {
             let deadline = ContinuousClock.now + .seconds(TestWait.scaled(TestWait.seconds))
             while !condition() {

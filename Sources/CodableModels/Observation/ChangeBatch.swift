@@ -1,8 +1,7 @@
 import Foundation
 
 /// What one committed transaction changed in a table: the rowids (for SQL tables on SQLite) or
-/// ids (for models, on both engines) of the rows it inserted, updated and deleted. Spelled
-/// `SQLite.ChangeBatch` too.
+/// ids (for models, on both engines) of the rows it inserted, updated and deleted.
 ///
 /// ```swift
 /// for try await batch in db.changes(to: Person.self) {
@@ -12,6 +11,18 @@ import Foundation
 ///
 /// A row inserted and then updated in the same transaction is in both ``inserted`` and
 /// ``updated``; one inserted and deleted is in both ``inserted`` and ``deleted``.
+///
+/// `changes(to:)` and `changes(in:)` give the batches of one table as an ``ObservedValues``, one
+/// per committed transaction that changed it, in commit order. It is live from the moment it is
+/// made, so a commit made after the call returns is never missed; batches wait for the consumer
+/// (none is dropped or merged). Iterate it once; dropping it (and its iterator) stops it and
+/// removes what it installed.
+///
+/// ```swift
+/// let changes = db.changes(in: "tasks")
+/// try db.write("DELETE FROM tasks WHERE id = 3")
+/// for try await batch in changes { print(batch.deleted) }   // [3]
+/// ```
 ///
 /// Sendable: a value.
 public struct ChangeBatch<ID: Hashable & Sendable>: Sendable, Equatable {
@@ -33,56 +44,10 @@ public struct ChangeBatch<ID: Hashable & Sendable>: Sendable, Equatable {
     /// ```swift
     /// let batch = ChangeBatch<Int64>(inserted: [1], updated: [], deleted: [], isComplete: true)
     /// ```
-    public init(inserted: Set<ID>, updated: Set<ID>, deleted: Set<ID>, isComplete: Bool) {
+    package init(inserted: Set<ID>, updated: Set<ID>, deleted: Set<ID>, isComplete: Bool) {
         self.inserted = inserted
         self.updated = updated
         self.deleted = deleted
         self.isComplete = isComplete
     }
 }
-
-/// The change batches of one table, one per committed transaction that changed it, in commit
-/// order: an `AsyncSequence` that is live from the moment it is made, so a commit made after
-/// `changes(in:)` or `changes(to:)` returns is never missed. Spelled `SQLite.ChangeSequence` too.
-///
-/// ```swift
-/// let changes = db.changes(in: "tasks")
-/// try db.write("DELETE FROM tasks WHERE id = 3")
-/// for try await batch in changes { print(batch.deleted) }   // [3]
-/// ```
-///
-/// Batches wait for the consumer (none is dropped or merged). Iterate it once; dropping it (and
-/// its iterator) stops it and removes what it installed.
-///
-/// Sendable: its state is shared with the database under a lock.
-public struct ChangeSequence<ID: Hashable & Sendable>: AsyncSequence, Sendable {
-    public typealias Element = ChangeBatch<ID>
-
-    package let feed: SourceLifetime<ChangeBatch<ID>>
-
-    /// A sequence of the batches `source` produces; the source is started already (live).
-    package init(source: any ObservationSource<ChangeBatch<ID>>) {
-        feed = SourceLifetime(source: source)
-    }
-
-    /// The iterator.
-    public func makeAsyncIterator() -> Iterator {
-        Iterator(feed: feed)
-    }
-
-    /// Produces the batches.
-    ///
-    /// Not `Sendable`: it belongs to the loop that iterates it.
-    public struct Iterator: AsyncIteratorProtocol {
-        package let feed: SourceLifetime<ChangeBatch<ID>>
-
-        /// The next batch, waiting for a commit; `nil` when the sequence ended or the task was
-        /// cancelled.
-        public mutating func next() async throws -> ChangeBatch<ID>? {
-            try await feed.source.next()
-        }
-    }
-}
-
-@available(*, unavailable, message: "An iterator belongs to the loop that iterates it")
-extension ChangeSequence.Iterator: Sendable {}

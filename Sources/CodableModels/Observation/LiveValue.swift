@@ -6,13 +6,14 @@ import Observation
 ///
 /// ```swift
 /// @MainActor struct AdultsView: View {
-///     let adults: LiveValue<[Person]>   // db.live(Filter(\Person.age, is: .greater(than: 17)))
+///     let adults: LiveValue<[Person]>   // LiveValue(initial: [], observation: db.observe(Filter(\Person.age, is: .greater(than: 17))))
 ///     var body: some View { List(adults.value) { Text($0.name) } }
 /// }
 /// ```
 ///
-/// It reads the database until it is released. Its properties change on the main actor.
-/// (`SQLite.LiveValue` is its name in CodableSQLite.)
+/// Any observation becomes one (``init(initial:observation:)``): a filter's values, a value by
+/// id, a count, a search's hits, and on SQLite the rows of SQL of your own. It reads the database
+/// until it is released. Its properties change on the main actor.
 ///
 /// Sendable: main-actor isolated.
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, macCatalyst 17, *)
@@ -54,46 +55,4 @@ public final class LiveValue<Value: Sendable> {
     }
 }
 
-@available(macOS 14, iOS 17, tvOS 17, watchOS 10, macCatalyst 17, *)
-extension ObservableModelStore {
-    /// The values a filter matches, as an `@Observable` object whose `value` follows the database.
-    ///
-    /// ```swift
-    /// let live = db.live(Filter(\Person.age, is: .greater(than: 17)))   // live.value: [Person]
-    /// ```
-    @MainActor
-    public func live<T: Model & Sendable>(_ filter: Filter<T>) -> LiveValue<[T]> {
-        LiveValue(initial: [], observation: observe(filter))
-    }
-
-    /// The value with this id (`nil` while there is none), as an `@Observable` object.
-    ///
-    /// ```swift
-    /// let billy = db.live(Person.self, id: billyID)   // billy.value: Person?
-    /// ```
-    @MainActor
-    public func live<T: Model & Sendable>(_ type: T.Type, id: T.ID) -> LiveValue<T?> where T.ID: Sendable {
-        LiveValue(initial: nil, observation: observe(type, id: id))
-    }
-
-    /// How many values a filter matches, as an `@Observable` object.
-    ///
-    /// ```swift
-    /// let minors = db.live(count: Filter(\Person.age, is: .less(than: 18)))   // minors.value: Int
-    /// ```
-    @MainActor
-    public func live<T: Model & Sendable>(count filter: Filter<T>) -> LiveValue<Int> {
-        LiveValue(initial: 0, observation: observe(count: filter))
-    }
-
-    /// A search's hits, as an `@Observable` object: for a search box.
-    ///
-    /// ```swift
-    /// let hits = db.liveSearch(Note.self, for: query, limit: 20)   // hits.value: [SearchHit<Note>]
-    /// ```
-    @MainActor
-    public func liveSearch<T: Model & Sendable>(_ type: T.Type, for text: String, limit: Int? = nil) -> LiveValue<[SearchHit<T>]> {
-        LiveValue(initial: [], observation: observeSearch(type, for: text, limit: limit))
-    }
-}
 #endif

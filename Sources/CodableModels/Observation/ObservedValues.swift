@@ -1,7 +1,7 @@
 /// A live query: an `AsyncSequence` whose first element is the query's current value and whose
 /// next elements are its new values, one after each committed transaction that changed what the
-/// query reads. Both engines return it (spelled `SQLite.ObservedValues` and
-/// `Postgres.ObservedValues` too).
+/// query reads. Both engines return it, and a change feed's batches come in it too
+/// (`changes(to:)`, `changes(in:)`: see ``ChangeBatch``).
 ///
 /// ```swift
 /// for try await open in db.observe(Filter(\Task.isCompleted, is: .equal(to: false))) {
@@ -26,17 +26,29 @@
 ///   also removes what it installed; PostgreSQL's notify triggers stay with the table, for other
 ///   app instances). An observation never keeps the database alive.
 ///
-/// Iterating starts the observation; each iteration is an observation of its own.
+/// Iterating starts the observation; each iteration is an observation of its own. (A change
+/// feed is running already when it is returned, and is iterated once.)
 ///
 /// Sendable: it only describes the query; the running observation belongs to its iterator.
 public struct ObservedValues<Value: Sendable>: AsyncSequence, Sendable {
     public typealias Element = Value
 
     package let makeSource: @Sendable () -> any ObservationSource<Value>
+    /// A source started when the sequence was made (a change feed), which iterations share.
+    private let running: SourceLifetime<Value>?
 
     /// An observation whose values `makeSource` produces (each iteration makes one).
     package init(_ makeSource: @escaping @Sendable () -> any ObservationSource<Value>) {
         self.makeSource = makeSource
+        running = nil
+    }
+
+    /// The elements `source` produces; the source is started already (live), and stops when the
+    /// sequence and its iterators are gone.
+    package init(running source: any ObservationSource<Value>) {
+        let lifetime = SourceLifetime(source: source)
+        running = lifetime
+        makeSource = { lifetime.source }
     }
 
     /// The running observation an iteration would get, not started (for tests).
@@ -44,6 +56,7 @@ public struct ObservedValues<Value: Sendable>: AsyncSequence, Sendable {
 
     /// Starts the observation.
     public func makeAsyncIterator() -> Iterator {
+        if let running { return Iterator(lifetime: running) }
         let source = makeSource()
         source.start()
         return Iterator(lifetime: SourceLifetime(source: source))
@@ -66,7 +79,7 @@ public struct ObservedValues<Value: Sendable>: AsyncSequence, Sendable {
 @available(*, unavailable, message: "An iterator belongs to the loop that iterates it")
 extension ObservedValues.Iterator: Sendable {}
 
-/// What runs behind an ``ObservedValues`` iteration or a ``ChangeSequence``: it starts, produces
+/// What runs behind an ``ObservedValues`` iteration or a change feed: it starts, produces
 /// elements until it ends, and stops when cancelled. Each engine has its own.
 package protocol ObservationSource<Element>: AnyObject, Sendable {
     associatedtype Element: Sendable

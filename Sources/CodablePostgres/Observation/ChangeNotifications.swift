@@ -236,15 +236,6 @@ enum ChangeNotifications {
 #endif
 
 #if Postgres
-extension Postgres {
-    /// A live query of a PostgreSQL database: see ``CodableSQLite/ObservedValues``.
-    public typealias ObservedValues<Value: Sendable> = CodableModels.ObservedValues<Value>
-    /// What one committed transaction changed in a table: see ``CodableSQLite/ChangeBatch``.
-    public typealias ChangeBatch<ID: Hashable & Sendable> = CodableModels.ChangeBatch<ID>
-}
-#endif
-
-#if Postgres
 extension Postgres.Transaction {
     /// Tells every listener (observers, sync's commit signals) at commit that `table` changed
     /// in a way its rows do not show (CodableSync's shares: who may read them changed). For a

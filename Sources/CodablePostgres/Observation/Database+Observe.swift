@@ -22,15 +22,6 @@ extension Postgres.Database: ObservableModelStore {
         liveQuery(T.self, when: { _ in true }) { database in try await database.get(with: filter) }
     }
 
-    /// Observes every saved value of a model type.
-    ///
-    /// ```swift
-    /// for try await everyone in db.observe(Person.self) { print(everyone.count) }
-    /// ```
-    public func observe<T: Model & Sendable>(_ type: T.Type) -> ObservedValues<[T]> {
-        observe(Filter<T>())
-    }
-
     /// Observes the value with this id (`nil` while there is none). Commits that change other
     /// rows of the table do not read it again.
     ///
@@ -67,7 +58,7 @@ extension Postgres.Database: ObservableModelStore {
     /// A batch has `ChangeBatch.isComplete` `false` (and may name no ids) when the rows changed
     /// cannot be named: `TRUNCATE`, a statement that changed more than 1,000 rows, or a listening
     /// connection that was lost and is back.
-    public func changes<T: Model & Sendable>(to type: T.Type) async throws -> ChangeSequence<T.ID> where T.ID: Sendable {
+    public func changes<T: Model & Sendable>(to type: T.Type) async throws -> ObservedValues<ChangeBatch<T.ID>> where T.ID: Sendable {
         let schema = try ModelReflection.of(T.self)
         let feed = BatchFeed<T.ID>(table: schema.table, listener: listener)
         do {
@@ -77,7 +68,7 @@ extension Postgres.Database: ObservableModelStore {
             feed.cancel()
             throw error
         }
-        return ChangeSequence(source: feed)
+        return ObservedValues(running: feed)
     }
 
     /// Makes sure the model's table exists and that it, and every table its values are read from

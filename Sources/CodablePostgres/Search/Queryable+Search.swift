@@ -27,16 +27,6 @@ extension Postgres.Queryable {
 }
 
 extension Postgres.Database {
-    /// A search's hits, now and after each commit (by any client of the server) that changes the
-    /// model's table.
-    ///
-    /// ```swift
-    /// for try await hits in db.observeSearch(Note.self, for: query, limit: 20) { show(hits) }
-    /// ```
-    public func observeSearch<T: Model & Sendable>(_ type: T.Type, for text: String, limit: Int? = nil) -> ObservedValues<[SearchHit<T>]> {
-        observeSearch(for: text, in: Filter<T>(), limit: limit)
-    }
-
     /// A search within a filter's values, now and after each commit that changes them.
     ///
     /// ```swift

@@ -1,16 +1,10 @@
 import Foundation
 
-extension SQLite {
-    /// What one committed transaction changed in a table: see `ChangeBatch`.
-    public typealias ChangeBatch<ID: Hashable & Sendable> = CodableModels.ChangeBatch<ID>
-    /// The change batches of one table: see `ChangeSequence`.
-    public typealias ChangeSequence<ID: Hashable & Sendable> = CodableModels.ChangeSequence<ID>
-}
 
-/// The queue of batches behind a ``SQLite/ChangeSequence``.
+/// The queue of batches behind a ``ObservedValues``.
 final class ChangeFeed<ID: Hashable & Sendable>: DatabaseObserver, ObservationSource, @unchecked Sendable {  // state is guarded by `lock`
     /// Turns a commit's changes into a batch for this table (`nil`: the table did not change).
-    typealias Translate = @Sendable (SQLite.Database, ObservedChange) async throws -> SQLite.ChangeBatch<ID>?
+    typealias Translate = @Sendable (SQLite.Database, ObservedChange) async throws -> ChangeBatch<ID>?
 
     private let lock = NSLock()
     private weak var database: SQLite.Database?
@@ -20,7 +14,7 @@ final class ChangeFeed<ID: Hashable & Sendable>: DatabaseObserver, ObservationSo
     /// Commits not yet translated, in order; translated one at a time.
     private var changes: [ObservedChange] = []
     private var isTranslating = false
-    private let mailbox = Mailbox<SQLite.ChangeBatch<ID>>(.everyElement)
+    private let mailbox = Mailbox<ChangeBatch<ID>>(.everyElement)
     private var isFinished: Bool { mailbox.isClosed }
 
     init(database: SQLite.Database, table: String, translate: @escaping Translate, onEnd: @escaping @Sendable (SQLite.Database) -> Void = { _ in }) {
@@ -89,7 +83,7 @@ final class ChangeFeed<ID: Hashable & Sendable>: DatabaseObserver, ObservationSo
         }
     }
 
-    private func deliver(_ batch: SQLite.ChangeBatch<ID>) {
+    private func deliver(_ batch: ChangeBatch<ID>) {
         mailbox.put(batch)
     }
 
@@ -99,7 +93,7 @@ final class ChangeFeed<ID: Hashable & Sendable>: DatabaseObserver, ObservationSo
         onEnd(database)
     }
 
-    func next() async throws -> SQLite.ChangeBatch<ID>? {
+    func next() async throws -> ChangeBatch<ID>? {
         try await mailbox.take { [weak self] in self?.cancel() }
     }
 }

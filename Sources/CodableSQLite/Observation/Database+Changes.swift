@@ -12,21 +12,21 @@ extension SQLite.Database {
     ///
     /// Waits for the writer the first time something observes the database (to start between two
     /// transactions).
-    public func changes(in table: String) -> SQLite.ChangeSequence<Int64> {
+    public func changes(in table: String) -> ObservedValues<ChangeBatch<Int64>> {
         let name = table.lowercased()
         let feed = ChangeFeed<Int64>(database: self, table: table) { _, change in
             switch change {
             case .external:
-                return SQLite.ChangeBatch(inserted: [], updated: [], deleted: [], isComplete: false)
+                return ChangeBatch(inserted: [], updated: [], deleted: [], isComplete: false)
             case .local(let changes):
                 guard let table = changes.tables[name] else { return nil }
-                return SQLite.ChangeBatch(
+                return ChangeBatch(
                     inserted: table.inserted, updated: table.updated, deleted: table.deleted,
                     isComplete: !table.hasRowsWithoutRowID)
             }
         }
         feed.start()
-        return SQLite.ChangeSequence(source: feed)
+        return ObservedValues(running: feed)
     }
 
     /// The ids of the values each committed transaction inserts, updates and deletes, one batch
@@ -42,23 +42,23 @@ extension SQLite.Database {
     /// exists, so deletes report the ids of the rows deleted, whoever deleted them through this
     /// database object (SQL, cascades, the model API). A commit by another connection or process
     /// gives a batch with `isComplete` `false`.
-    public func changes<T: Model & Sendable>(to type: T.Type) -> SQLite.ChangeSequence<T.ID> where T.ID: Sendable {
+    public func changes<T: Model & Sendable>(to type: T.Type) -> ObservedValues<ChangeBatch<T.ID>> where T.ID: Sendable {
         let schema: ModelReflection
         do {
             schema = try ModelReflection.of(T.self)
         } catch {
-            return SQLite.ChangeSequence(source: ChangeFeed<T.ID>(failing: error))
+            return ObservedValues(running: ChangeFeed<T.ID>(failing: error))
         }
         let name = schema.table.lowercased()
         let feed = ChangeFeed<T.ID>(database: self, table: schema.table, translate: { database, change in
             switch change {
             case .external:
-                return SQLite.ChangeBatch(inserted: [], updated: [], deleted: [], isComplete: false)
+                return ChangeBatch(inserted: [], updated: [], deleted: [], isComplete: false)
             case .local(let changes):
                 guard let table = changes.tables[name] else { return nil }
                 if database.keyTriggers.isInstalled(schema) {
                     return try await database.performRead { raw in
-                        SQLite.ChangeBatch(
+                        ChangeBatch(
                             inserted: try raw.decodeKeys(table.insertedKeys, as: T.ID.self),
                             updated: try raw.decodeKeys(table.updatedKeys, as: T.ID.self),
                             deleted: try raw.decodeKeys(table.deletedKeys, as: T.ID.self),
@@ -70,7 +70,7 @@ extension SQLite.Database {
                 try await database.performWrite { _ in try database.keyTriggers.installIfPending(schema, on: database) }
                 return try await database.performRead { raw in
                     let inserted = try raw.decodeKeys(raw.keys(of: schema, rowIDs: table.inserted), as: T.ID.self)
-                    return SQLite.ChangeBatch(
+                    return ChangeBatch(
                         inserted: inserted, updated: try raw.decodeKeys(raw.keys(of: schema, rowIDs: table.updated), as: T.ID.self).subtracting(inserted),
                         deleted: [], isComplete: table.deleted.isEmpty && !table.hasRowsWithoutRowID)
                 }
@@ -81,10 +81,10 @@ extension SQLite.Database {
         do {
             try keyTriggers.retain(schema, on: self)
         } catch {
-            return SQLite.ChangeSequence(source: ChangeFeed<T.ID>(failing: error))
+            return ObservedValues(running: ChangeFeed<T.ID>(failing: error))
         }
         feed.start()
-        return SQLite.ChangeSequence(source: feed)
+        return ObservedValues(running: feed)
     }
 
     /// The temporary key triggers of model tables.

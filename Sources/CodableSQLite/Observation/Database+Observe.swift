@@ -12,7 +12,7 @@ extension SQLite.Database {
     /// ```
     ///
     /// As with the decoder, an array type means every row: `observe([Task].self, …)`.
-    public func observe<T: Decodable & Sendable>(_ type: T.Type, using sql: SQL, arguments: SQLiteArguments = [:]) -> SQLite.ObservedValues<T?> {
+    public func observe<T: Decodable & Sendable>(_ type: T.Type, using sql: String, arguments: SQLiteArguments = [:]) -> ObservedValues<T?> {
         observation(sql: sql, arguments: arguments) { database in
             try await SQLite.Decoder(database).decode(T.self, using: sql, arguments: arguments)
         }
@@ -25,7 +25,7 @@ extension SQLite.Database {
     ///     render(open)
     /// }
     /// ```
-    public func observe<T: Decodable & Sendable>(_ type: [T].Type, using sql: SQL, arguments: SQLiteArguments = [:]) -> SQLite.ObservedValues<[T]> {
+    public func observe<T: Decodable & Sendable>(_ type: [T].Type, using sql: String, arguments: SQLiteArguments = [:]) -> ObservedValues<[T]> {
         observation(sql: sql, arguments: arguments) { database in
             try await SQLite.Decoder(database).decode([T].self, using: sql, arguments: arguments)
         }
@@ -36,16 +36,16 @@ extension SQLite.Database {
     /// ```swift
     /// for try await rows in db.observe(rowsOf: "SELECT title FROM tasks") { print(rows.count) }
     /// ```
-    public func observe(rowsOf sql: SQL, arguments: SQLiteArguments = [:]) -> SQLite.ObservedValues<[SQLiteRow]> {
+    public func observe(rowsOf sql: String, arguments: SQLiteArguments = [:]) -> ObservedValues<[SQLiteRow]> {
         observation(sql: sql, arguments: arguments) { database in try await database.read(sql, arguments: arguments) }
     }
 
     /// An observation of `sql`, whose region the authorizer reads along with the first value,
     /// limited to the rows its `WHERE` pins by rowid when it provably does (``PinnedRows``).
     private func observation<Value: Sendable>(
-        sql: SQL, arguments: SQLiteArguments, read: @escaping @Sendable (SQLite.Database) async throws -> Value
-    ) -> SQLite.ObservedValues<Value> {
-        SQLite.ObservedValues { [weak self] in
+        sql: String, arguments: SQLiteArguments, read: @escaping @Sendable (SQLite.Database) async throws -> Value
+    ) -> ObservedValues<Value> {
+        ObservedValues { [weak self] in
             LiveQuery(database: self, region: nil) { database in
                 let region = try await database.performRead { raw in
                     try raw.readRegion(of: sql, pinningRowsWith: .named(arguments))
@@ -65,17 +65,8 @@ extension SQLite.Database {
     ///     print(adults.map(\.name))
     /// }
     /// ```
-    public func observe<T: Model & Sendable>(_ filter: Filter<T>) -> SQLite.ObservedValues<[T]> {
+    public func observe<T: Model & Sendable>(_ filter: Filter<T>) -> ObservedValues<[T]> {
         modelObservation(T.self) { database in try await database.get(with: filter) }
-    }
-
-    /// Observes every saved value of a model type.
-    ///
-    /// ```swift
-    /// for try await everyone in db.observe(Person.self) { print(everyone.count) }
-    /// ```
-    public func observe<T: Model & Sendable>(_ type: T.Type) -> SQLite.ObservedValues<[T]> {
-        observe(Filter<T>())
     }
 
     /// Observes the value with this id (`nil` while there is none). Writes to other rows of the
@@ -84,8 +75,8 @@ extension SQLite.Database {
     /// ```swift
     /// for try await billy in db.observe(Person.self, id: billyID) { print(billy?.name ?? "gone") }
     /// ```
-    public func observe<T: Model & Sendable>(_ type: T.Type, id: T.ID) -> SQLite.ObservedValues<T?> where T.ID: Sendable {
-        SQLite.ObservedValues { [weak self] in
+    public func observe<T: Model & Sendable>(_ type: T.Type, id: T.ID) -> ObservedValues<T?> where T.ID: Sendable {
+        ObservedValues { [weak self] in
             LiveQuery(database: self, region: nil) { database in
                 try await database.performRead { raw in
                     let value = try database.get(T.self, id: id)
@@ -116,14 +107,14 @@ extension SQLite.Database {
     /// ```swift
     /// for try await n in db.observe(count: Filter(\Person.age, is: .less(than: 18))) { print(n, "minors") }
     /// ```
-    public func observe<T: Model & Sendable>(count filter: Filter<T>) -> SQLite.ObservedValues<Int> {
+    public func observe<T: Model & Sendable>(count filter: Filter<T>) -> ObservedValues<Int> {
         modelObservation(T.self, countOf: filter) { database in try await database.count(with: filter) }
     }
 
     private func modelObservation<T: Model & Sendable, Value: Sendable>(
         _ type: T.Type, countOf filter: Filter<T>? = nil, read: @escaping @Sendable (SQLite.Database) async throws -> Value
-    ) -> SQLite.ObservedValues<Value> {
-        SQLite.ObservedValues { [weak self] in
+    ) -> ObservedValues<Value> {
+        ObservedValues { [weak self] in
             LiveQuery(database: self, region: nil) { database in
                 let region = try await database.performRead { _ in
                     if let filter, let sql = try database.countStatement(for: filter) {
@@ -157,11 +148,3 @@ extension SQLite.Database {
 }
 
 extension SQLite.Database: ObservableModelStore {}
-
-extension SQLite {
-    /// A live query of an SQLite database: see `ObservedValues`.
-    ///
-    /// (Named `Observation` before: that name hid Apple's Observation module inside the `SQLite`
-    /// namespace.)
-    public typealias ObservedValues<Value: Sendable> = CodableModels.ObservedValues<Value>
-}

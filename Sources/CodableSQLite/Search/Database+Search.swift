@@ -93,23 +93,13 @@ extension SQLite.Database {
         try await performRead { _ in try self.search(for: text, in: filter, limit: limit) }
     }
 
-    /// A search's hits, now and after each commit that changes the model's table (or its
-    /// relationships' tables, whose values the hits hold).
-    ///
-    /// ```swift
-    /// for try await hits in db.observeSearch(Note.self, for: query, limit: 20) { show(hits) }
-    /// ```
-    public func observeSearch<T: Model & Sendable>(_ type: T.Type, for text: String, limit: Int? = nil) -> SQLite.ObservedValues<[SearchHit<T>]> {
-        observeSearch(for: text, in: Filter<T>(), limit: limit)
-    }
-
     /// A search within a filter's values, now and after each commit that changes them.
     ///
     /// ```swift
     /// for try await hits in db.observeSearch(for: query, in: Filter(\Note.isArchived, is: .equal(to: false))) { show(hits) }
     /// ```
-    public func observeSearch<T: Model & Sendable>(for text: String, in filter: Filter<T>, limit: Int? = nil) -> SQLite.ObservedValues<[SearchHit<T>]> {
-        SQLite.ObservedValues { [weak self] in
+    public func observeSearch<T: Model & Sendable>(for text: String, in filter: Filter<T>, limit: Int? = nil) -> ObservedValues<[SearchHit<T>]> {
+        ObservedValues { [weak self] in
             LiveQuery(database: self, region: nil) { database in
                 let region = try await database.performRead { _ in
                     var region = try database.modelRegion(T.self)

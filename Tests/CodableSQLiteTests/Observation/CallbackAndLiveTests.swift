@@ -11,7 +11,7 @@ struct CallbackAndLiveTests {
         try await db.execute(raw: "CREATE TABLE tasks (id INTEGER PRIMARY KEY, title TEXT); INSERT INTO tasks VALUES (1, 'a');")
         let seen = Locked<[Int]>([])
         let queue = DispatchQueue(label: "test.callback")
-        let token = try db.observe("SELECT * FROM tasks", arguments: [:], queue: queue) { (rows: [SQLiteRow]) in
+        let token = db.observe(rowsOf: "SELECT * FROM tasks").sink(queue: queue) { rows in
             dispatchPrecondition(condition: .onQueue(queue))
             seen.withLock { $0.append(rows.count) }
         }
@@ -29,20 +29,25 @@ struct CallbackAndLiveTests {
         let db = try TestDatabases.file("callback-decoded")
         try await db.execute(raw: "CREATE TABLE t (id INTEGER PRIMARY KEY); INSERT INTO t VALUES (5);")
         let ids = Locked<[[Int]]>([])
-        let token = try db.observe("SELECT id FROM t", queue: DispatchQueue(label: "q")) { (rows: [Row]) in
+        let token = db.observe([Row].self, using: "SELECT id FROM t").sink(queue: DispatchQueue(label: "q")) { rows in
             ids.withLock { $0.append(rows.map(\.id)) }
         }
         await eventually { ids.withLock { $0 } == [[5]] }
         _ = token
-        #expect(throws: SQLite.Error.self) {
-            try db.observe("SELECT * FROM nowhere", queue: .global()) { (_: [SQLiteRow]) in }
+        // SQL that cannot run ends the observation with its error, given to onError.
+        let failure = Locked<(any Error)?>(nil)
+        let failing = db.observe(rowsOf: "SELECT * FROM nowhere").sink(queue: .global(), onError: { error in failure.withLock { $0 = error } }) { _ in
+            Issue.record("no rows for SQL that cannot run")
         }
+        await eventually { failure.withLock { $0 } != nil }
+        #expect(failure.withLock { $0 } is SQLite.Error)
+        _ = failing
     }
 
     @MainActor @Test func aLiveValueFollowsTheDatabase() async throws {
         let db = try ModelFixtures.file()
         try await db.save(Person("Ann", age: 30))
-        let live = db.live(Filter(\Person.age, is: .greater(than: 17)).sort(by: \.name))
+        let live = LiveValue(initial: [], observation: db.observe(Filter(\Person.age, is: .greater(than: 17)).sort(by: \.name)))
         await eventually { live.isLoaded }
         #expect(live.value.map(\.name) == ["Ann"])
         try await db.save(Person("Bob", age: 40))

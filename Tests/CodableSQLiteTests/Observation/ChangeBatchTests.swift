@@ -17,9 +17,9 @@ struct ChangeBatchTests {
         try await db.write("DELETE FROM tasks")                                   // no WHERE
         await eventually { batches.values.count == 3 }
         #expect(batches.values == [
-            SQLite.ChangeBatch(inserted: [1, 2], updated: [], deleted: [], isComplete: true),
-            SQLite.ChangeBatch(inserted: [], updated: [2], deleted: [1], isComplete: true),
-            SQLite.ChangeBatch(inserted: [], updated: [], deleted: [2], isComplete: true),
+            ChangeBatch(inserted: [1, 2], updated: [], deleted: [], isComplete: true),
+            ChangeBatch(inserted: [], updated: [2], deleted: [1], isComplete: true),
+            ChangeBatch(inserted: [], updated: [], deleted: [2], isComplete: true),
         ])
     }
 
@@ -74,7 +74,7 @@ struct ChangeBatchTests {
         }
         try await db.write("UPDATE tasks SET title = 'A' WHERE id = 1")   // the next batch: the first is complete
         await eventually { batches.values.count == 2 }
-        #expect(batches.values.first == SQLite.ChangeBatch(inserted: [10], updated: [], deleted: [], isComplete: true))
+        #expect(batches.values.first == ChangeBatch(inserted: [10], updated: [], deleted: [], isComplete: true))
     }
 
     @Test func aReleasedNestedTransactionIsInTheBatch() async throws {
@@ -88,7 +88,7 @@ struct ChangeBatchTests {
             }
         }
         await eventually { batches.values.count == 1 }
-        #expect(batches.values == [SQLite.ChangeBatch(inserted: [10, 11], updated: [2], deleted: [3], isComplete: true)])
+        #expect(batches.values == [ChangeBatch(inserted: [10, 11], updated: [2], deleted: [3], isComplete: true)])
     }
 
     @Test func aSavepointRolledBackInsideAnother() async throws {
@@ -109,7 +109,7 @@ struct ChangeBatchTests {
             }
         }
         await eventually { batches.values.count == 1 }
-        #expect(batches.values == [SQLite.ChangeBatch(inserted: [10, 11], updated: [2], deleted: [], isComplete: true)])
+        #expect(batches.values == [ChangeBatch(inserted: [10, 11], updated: [2], deleted: [], isComplete: true)])
     }
 
     @Test func savepointsOfRawSQL() async throws {
@@ -126,8 +126,8 @@ struct ChangeBatchTests {
             """)
         await eventually { batches.values.count == 2 }
         #expect(batches.values == [
-            SQLite.ChangeBatch(inserted: [20, 22], updated: [], deleted: [], isComplete: true),
-            SQLite.ChangeBatch(inserted: [], updated: [], deleted: [2], isComplete: true),
+            ChangeBatch(inserted: [20, 22], updated: [], deleted: [], isComplete: true),
+            ChangeBatch(inserted: [], updated: [], deleted: [2], isComplete: true),
         ])
     }
 

@@ -11,7 +11,7 @@ final class Collected<Value: Sendable>: @unchecked Sendable {  // state is guard
     private var storedEnded = false
     private var task: Task<Void, Never>?
 
-    init(_ observation: SQLite.ObservedValues<Value>) {
+    init(_ observation: ObservedValues<Value>) {
         task = Task { [self] in
             do {
                 for try await value in observation { lock.withLock { storedValues.append(value) } }
@@ -90,16 +90,16 @@ extension TestDatabases {
 /// Collects change batches in a task of its own.
 final class Batches<ID: Hashable & Sendable>: @unchecked Sendable {  // `stored` is guarded by `lock`
     private let lock = NSLock()
-    private var stored: [SQLite.ChangeBatch<ID>] = []
+    private var stored: [ChangeBatch<ID>] = []
     private var task: Task<Void, Never>?
 
-    init(_ sequence: SQLite.ChangeSequence<ID>) {
+    init(_ sequence: ObservedValues<ChangeBatch<ID>>) {
         task = Task { [self] in
             do { for try await batch in sequence { lock.withLock { stored.append(batch) } } } catch {}
         }
     }
 
-    var values: [SQLite.ChangeBatch<ID>] { lock.withLock { stored } }
+    var values: [ChangeBatch<ID>] { lock.withLock { stored } }
     func stop() { task?.cancel() }
     deinit { task?.cancel() }
 }
