@@ -43,12 +43,12 @@ func modelsAsync(_ db: SQLite.Database, billy: Person) async throws {
     _ = (everyone, n, adults)
 }
 
-// Closure-scoped connections, sync and async; model names in the SQLite namespace; error codes.
-struct Invoice: Codable, SQLite.Model { var id: Int64?; var total: Decimal }
+// Closures on one connection, sync and async; model names qualified by the module; error codes.
+struct Invoice: Codable, CodableSQLite.Model { var id: Int64?; var total: Decimal }
 
 func connections(_ db: SQLite.Database) throws {
-    let n: Int? = try db.read { conn in try conn.read("SELECT count(*) AS n FROM t")[0]["n"]?.intValue }
-    try db.write { conn in try conn.write("DELETE FROM t WHERE id = ?", arguments: [.integer(1)]) }
+    let n: Int? = try db.read { snapshot in try snapshot.read("SELECT count(*) AS n FROM t")[0]["n"]?.intValue }
+    try db.inTransaction { tx in try tx.write("DELETE FROM t WHERE id = :id", arguments: ["id": .integer(1)]) }
     _ = n
     do {
         _ = try db.get(with: SQLite.Filter(\Person.age, is: .greater(than: 17)))
@@ -58,7 +58,7 @@ func connections(_ db: SQLite.Database) throws {
 }
 
 func connectionsAsync(_ db: SQLite.Database) async throws {
-    let rows = try await db.read { conn in try conn.read("SELECT 1 AS one") }
-    try await db.write { conn in try conn.execute(raw: "DELETE FROM t; DELETE FROM u;") }
+    let rows = try await db.read { snapshot in try snapshot.read("SELECT 1 AS one") }
+    try await db.write { tx in try tx.execute(raw: "DELETE FROM t; DELETE FROM u;") }
     _ = rows
 }

@@ -144,22 +144,6 @@ extension SQLite.Database {
     package func read(_ sql: String, arguments: [SQLite.Value]) async throws -> [SQLiteRow] {
         try await performRead { _ in try self.read(sql, arguments: arguments) }
     }
-
-    /// A synchronous block run in a transaction on the writer's queue: now spelled
-    /// `write { conn in … }` (the same block, given the writer's connection), or, with an async
-    /// body, `inTransaction { tx in … }`.
-    ///
-    /// ```swift
-    /// let n = try await db.write { _ in
-    ///     try db.write("INSERT INTO t DEFAULT VALUES")
-    ///     return 42
-    /// }
-    /// ```
-    @available(*, deprecated, message: "use write { _ in … } for a synchronous block on the writer, or inTransaction { tx in … } for an async body")
-    @discardableResult
-    public func inTransaction<R: Sendable>(_ block: @escaping @Sendable () throws -> R) async throws -> R {
-        try await performWrite { _ in try self.inTransaction { _ in try block() } }
-    }
 }
 
 /// The link between a cancelled task and the connection running its work.

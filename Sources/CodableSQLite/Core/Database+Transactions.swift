@@ -22,14 +22,6 @@ extension SQLite.Database {
         }
     }
 
-    /// The earlier spelling of ``inTransaction(_:)-(_)``, without the `tx` parameter.
-    @available(*, noasync, message: "blocks its thread; in async code call the async form with await")
-    @available(*, deprecated, message: "give the body its parameter: inTransaction { tx in … }, the same shape as the async form and PostgreSQL's")
-    @discardableResult
-    public func inTransaction<R>(_ block: () throws -> R) throws -> R {
-        try inTransaction { (_: SQLite.Database) in try block() }
-    }
-
     /// Whether the calling thread is inside a transaction on this database, such as an
     /// `inTransaction(_:)` block.
     ///
