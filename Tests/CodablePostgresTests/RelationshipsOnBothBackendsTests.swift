@@ -254,7 +254,7 @@ struct RelationshipsOnBothBackendsTests {
         let movies = try await db.save(Graphs.movies)
         let keanu = Actor(id: "keanu", name: "Keanu Reeves")
         #expect(try await db.get(with: Filter(\Movie.cast, contains: keanu.id).sort(by: \.title)).map(\.title) == ["John Wick", "The Matrix"])
-        #expect(try await db.get(with: Filter(\Movie.cast, contains: keanu)).count == 2)
+        #expect(try await db.get(with: Filter(\Movie.cast, contains: keanu.id).limit(5)).count == 2)
         #expect(try await db.get(with: Filter(\Movie.studio?.name, is: .equal(to: "Pixar"))).map(\.title) == ["Toy Story"])
         #expect(try await db.count(with: Filter(\Movie.studio?.name, is: .hasPrefix("W")).and(Filter(\Movie.cast, contains: keanu.id))) == 1)
         #expect(try await db.count(with: Filter(\Movie.studio?.name, is: .hasPrefix("W")).or(Filter(\Movie.cast, contains: "tom"))) == 2)

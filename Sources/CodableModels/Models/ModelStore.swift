@@ -36,18 +36,12 @@ public protocol ModelStore: Sendable {
     @discardableResult func save<T: Model & Sendable>(_ value: T) async throws -> T
     /// Inserts or replaces many values, all or none; returns them as stored, in order.
     @discardableResult func save<T: Model & Sendable>(_ values: [T]) async throws -> [T]
-    /// Every stored value of the type.
-    func get<T: Model & Sendable>(_ type: T.Type) async throws -> [T]
     /// The values matching the filter, in its order and page.
     func get<T: Model & Sendable>(with filter: Filter<T>) async throws -> [T]
     /// The value with this id, or `nil`.
     func get<T: Model & Sendable>(_ type: T.Type, id: T.ID) async throws -> T? where T.ID: Sendable
-    /// How many values are stored.
-    func count<T: Model & Sendable>(_ type: T.Type) async throws -> Int
     /// How many values match the filter (within its page, when it has one).
     func count<T: Model & Sendable>(with filter: Filter<T>) async throws -> Int
-    /// Deletes the stored value with this value's id; whether there was one.
-    @discardableResult func delete<T: Model & Sendable>(_ value: T) async throws -> Bool
     /// Deletes the value with this id; whether there was one.
     @discardableResult func delete<T: Model & Sendable>(_ type: T.Type, id: T.ID) async throws -> Bool where T.ID: Sendable
     /// Deletes the stored values with these values' ids; how many there were.
@@ -63,22 +57,44 @@ public protocol ModelStore: Sendable {
     /// Runs `body` in one transaction: committed when it returns, rolled back when it throws or
     /// its task is cancelled. Nested, it is a savepoint.
     @discardableResult func inTransaction<R: Sendable>(_ body: (TransactionStore) async throws -> R) async throws -> R
-    /// The values whose searchable text matches what a person typed, best first, at most `limit`
-    /// (`nil`: all). See ``SearchableModel``.
-    func search<T: Model & Sendable>(_ type: T.Type, for text: String, limit: Int?) async throws -> [SearchHit<T>]
     /// The values a filter matches whose searchable text matches `text`: best first, then in the
     /// filter's order; the filter's page, at most `limit` long.
     func search<T: Model & Sendable>(for text: String, in filter: Filter<T>, limit: Int?) async throws -> [SearchHit<T>]
 }
 
 extension ModelStore {
-    /// Every value whose searchable text matches `text`, best first.
+    /// Every stored value of the type: ``get(with:)`` with an empty filter.
     ///
     /// ```swift
-    /// let hits = try await db.search(Note.self, for: "milk")
+    /// let everyone = try await db.get(Person.self)
     /// ```
-    public func search<T: Model & Sendable>(_ type: T.Type, for text: String) async throws -> [SearchHit<T>] {
-        try await search(type, for: text, limit: nil)
+    public func get<T: Model & Sendable>(_ type: T.Type) async throws -> [T] {
+        try await get(with: Filter<T>())
+    }
+
+    /// How many values are stored: ``count(with:)`` with an empty filter.
+    public func count<T: Model & Sendable>(_ type: T.Type) async throws -> Int {
+        try await count(with: Filter<T>())
+    }
+
+    /// Deletes the stored value with this value's id; whether there was one.
+    ///
+    /// ```swift
+    /// try await db.delete(billy)
+    /// ```
+    @discardableResult
+    public func delete<T: Model & Sendable>(_ value: T) async throws -> Bool {
+        try await delete([value]) > 0
+    }
+
+    /// The values whose searchable text matches what a person typed, best first, at most `limit`
+    /// (`nil`: all): ``search(for:in:limit:)`` with an empty filter. See ``SearchableModel``.
+    ///
+    /// ```swift
+    /// let hits = try await db.search(Note.self, for: "milk", limit: 20)
+    /// ```
+    public func search<T: Model & Sendable>(_ type: T.Type, for text: String, limit: Int? = nil) async throws -> [SearchHit<T>] {
+        try await search(for: text, in: Filter<T>(), limit: limit)
     }
 
     /// The values a filter matches whose searchable text matches `text`, best first.

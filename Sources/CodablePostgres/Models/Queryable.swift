@@ -106,15 +106,6 @@ extension Postgres.Queryable {
         try await handle.session.writing { try await $0.save(values) }
     }
 
-    /// Every stored value of the type.
-    ///
-    /// ```swift
-    /// let everyone = try await db.get(Person.self)
-    /// ```
-    public func get<T: Model & Sendable>(_ type: T.Type) async throws -> [T] {
-        try await handle.session.get(with: Filter<T>())
-    }
-
     /// The values matching the filter, in its order and page.
     ///
     /// ```swift
@@ -146,15 +137,6 @@ extension Postgres.Queryable {
         try await handle.session.get(T.self, id: id)
     }
 
-    /// How many values are stored.
-    ///
-    /// ```swift
-    /// let n = try await db.count(Person.self)
-    /// ```
-    public func count<T: Model & Sendable>(_ type: T.Type) async throws -> Int {
-        try await handle.session.count(with: Filter<T>())
-    }
-
     /// How many values match the filter (within its page, when it has one).
     ///
     /// ```swift
@@ -162,16 +144,6 @@ extension Postgres.Queryable {
     /// ```
     public func count<T: Model & Sendable>(with filter: Filter<T>) async throws -> Int {
         try await handle.session.count(with: filter)
-    }
-
-    /// Deletes the stored value with this value's id; whether there was one.
-    ///
-    /// ```swift
-    /// try await db.delete(bob)
-    /// ```
-    @discardableResult
-    public func delete<T: Model & Sendable>(_ value: T) async throws -> Bool {
-        try await handle.session.writing { try await $0.delete(T.self, ids: [value.id]) } > 0
     }
 
     /// Deletes the value with this id; whether there was one.

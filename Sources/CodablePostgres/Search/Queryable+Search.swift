@@ -3,18 +3,6 @@ import Foundation
 import PostgresNIO
 
 extension Postgres.Queryable {
-    /// The values whose searchable text matches what a person typed, best first, at most `limit`.
-    ///
-    /// ```swift
-    /// let hits = try await db.search(Note.self, for: "crème brul", limit: 20)
-    /// ```
-    ///
-    /// The same rows as on SQLite for the same text (with the default ``SearchLanguage/simple``);
-    /// scores come from `ts_rank` with the declared weights (see ``SearchableModel``).
-    public func search<T: Model & Sendable>(_ type: T.Type, for text: String, limit: Int? = nil) async throws -> [SearchHit<T>] {
-        try await handle.session.search(for: text, in: Filter<T>(), limit: limit)
-    }
-
     /// The values a filter matches whose searchable text matches `text`: best first, then in the
     /// filter's sort order; the filter's page (`limit(_:page:)`), at most `limit` long.
     ///
