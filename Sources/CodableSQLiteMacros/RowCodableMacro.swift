@@ -106,7 +106,9 @@ public struct RowCodableMacro: ExtensionMacro {
         }
         if parts.encoding {
             let writes = properties.enumerated().map { index, property in
-                "try row.\(property.isOptional ? "encodeIfPresent" : "encode")(self.\(escaped(property.name)), at: \(index))"
+                property.isOptional
+                    ? "if let present = self.\(escaped(property.name)) { try row.encode(present, at: \(index)) }"
+                    : "try row.encode(self.\(escaped(property.name)), at: \(index))"
             }
             body.append("""
                 \(access)func encode<Row: CodableModels.RowWriter>(row: inout Row) throws {

@@ -105,12 +105,12 @@ public protocol RowReader {
 /// One row being written by generated code: each engine's coders provide it.
 ///
 /// The property at position `index` of ``RowEncodable/rowCodingKeys`` is written with the rules
-/// of the `KeyedEncodingContainer` call of the same name; `encodeIfPresent` writes nothing for
-/// `nil`:
+/// of the `KeyedEncodingContainer` call of the same name; an optional that is `nil` is not
+/// written, as `encodeIfPresent` writes nothing for it:
 ///
 /// ```swift
 /// try row.encode(id, at: 0)
-/// try row.encodeIfPresent(customer, at: 1)
+/// if let customer { try row.encode(customer, at: 1) }
 /// ```
 public protocol RowWriter {
     mutating func encode(_ value: Bool, at index: Int) throws
@@ -128,24 +128,6 @@ public protocol RowWriter {
     mutating func encode(_ value: UInt32, at index: Int) throws
     mutating func encode(_ value: UInt64, at index: Int) throws
     mutating func encode<T: Encodable>(_ value: T, at index: Int) throws
-}
-
-extension RowWriter {
-    @inlinable public mutating func encodeIfPresent(_ value: Bool?, at index: Int) throws { if let value { try encode(value, at: index) } }
-    @inlinable public mutating func encodeIfPresent(_ value: String?, at index: Int) throws { if let value { try encode(value, at: index) } }
-    @inlinable public mutating func encodeIfPresent(_ value: Double?, at index: Int) throws { if let value { try encode(value, at: index) } }
-    @inlinable public mutating func encodeIfPresent(_ value: Float?, at index: Int) throws { if let value { try encode(value, at: index) } }
-    @inlinable public mutating func encodeIfPresent(_ value: Int?, at index: Int) throws { if let value { try encode(value, at: index) } }
-    @inlinable public mutating func encodeIfPresent(_ value: Int8?, at index: Int) throws { if let value { try encode(value, at: index) } }
-    @inlinable public mutating func encodeIfPresent(_ value: Int16?, at index: Int) throws { if let value { try encode(value, at: index) } }
-    @inlinable public mutating func encodeIfPresent(_ value: Int32?, at index: Int) throws { if let value { try encode(value, at: index) } }
-    @inlinable public mutating func encodeIfPresent(_ value: Int64?, at index: Int) throws { if let value { try encode(value, at: index) } }
-    @inlinable public mutating func encodeIfPresent(_ value: UInt?, at index: Int) throws { if let value { try encode(value, at: index) } }
-    @inlinable public mutating func encodeIfPresent(_ value: UInt8?, at index: Int) throws { if let value { try encode(value, at: index) } }
-    @inlinable public mutating func encodeIfPresent(_ value: UInt16?, at index: Int) throws { if let value { try encode(value, at: index) } }
-    @inlinable public mutating func encodeIfPresent(_ value: UInt32?, at index: Int) throws { if let value { try encode(value, at: index) } }
-    @inlinable public mutating func encodeIfPresent(_ value: UInt64?, at index: Int) throws { if let value { try encode(value, at: index) } }
-    @inlinable public mutating func encodeIfPresent<T: Encodable>(_ value: T?, at index: Int) throws { if let value { try encode(value, at: index) } }
 }
 
 #if Macros
