@@ -51,9 +51,9 @@ func connections(_ db: SQLite.Database) throws {
     try db.inTransaction { tx in try tx.write("DELETE FROM t WHERE id = :id", arguments: ["id": .integer(1)]) }
     _ = n
     do {
-        _ = try db.get(with: SQLite.Filter(\Person.age, is: .greater(than: 17)))
+        _ = try db.get(with: CodableSQLite.Filter(\Person.age, is: .greater(than: 17)))
     } catch ModelError.Code.invalidFilter {
-    } catch let error as SQLite.ModelError where error.code == .schemaMismatch {
+    } catch let error as CodableSQLite.ModelError where error.code == .schemaMismatch {
     }
 }
 

@@ -4,7 +4,7 @@
 import Foundation
 
 /// The namespace of CodableSQLite: ``SQLite/Database``, ``SQLite/Encoder``, ``SQLite/Decoder``,
-/// ``SQLite/Value`` and ``SQLite/Error``.
+/// ``SQLite/Error`` (values are `StoredValue`, which both engines share).
 ///
 /// ```swift
 /// import CodableSQLite
@@ -17,13 +17,6 @@ import Foundation
 /// Sendable: a namespace without cases; the types in it state their own status.
 public enum SQLite: Sendable {}
 
-/// The text of one or more SQL statements.
-///
-/// ```swift
-/// let createTable: SQL = "CREATE TABLE tasks (id TEXT PRIMARY KEY, title TEXT NOT NULL)"
-/// ```
-public typealias SQL = String
-
 /// Named statement arguments: each key binds the parameters `:key`, `@key` and `$key`.
 ///
 /// A key the SQL does not mention is an error, so a misspelt name never passes silently;
@@ -33,7 +26,7 @@ public typealias SQL = String
 /// let arguments: SQLiteArguments = ["id": .integer(1), "name": .text("Alice")]
 /// try db.write("UPDATE people SET name = :name WHERE id = :id", arguments: arguments)
 /// ```
-public typealias SQLiteArguments = [String: SQLite.Value]
+public typealias SQLiteArguments = [String: StoredValue]
 
 /// One result row as a dictionary from column name to value, for convenience reads.
 ///
@@ -45,37 +38,21 @@ public typealias SQLiteArguments = [String: SQLite.Value]
 /// let rows: [SQLiteRow] = try db.read("SELECT id, name FROM people")
 /// let name = rows.first?["name"]?.stringValue
 /// ```
-public typealias SQLiteRow = [String: SQLite.Value]
+public typealias SQLiteRow = [String: StoredValue]
 
 // MARK: Names in the namespace
 
-/// The model layer's types are declared at the top level for short spellings (`Model`, `Filter`),
-/// and also here in the `SQLite` namespace. When an app has its own `Filter` or `Model` (common
-/// words), its declaration wins over ours in that app, and it writes the namespaced spelling:
+/// The model layer's types (`Model`, `Filter`, …) are declared at the top level of CodableModels,
+/// which `import CodableSQLite` brings. When an app has its own `Filter` or `Model` (common
+/// words), its declaration wins over ours in that app, and it writes the module's name:
 ///
 /// ```swift
 /// struct Filter { … }                                        // the app's own type
-/// struct Person: Codable, SQLite.UUIDModel { let id: UUID; var age: Int }
-/// let adults = try db.get(with: SQLite.Filter(\Person.age, is: .greater(than: 17)))
+/// struct Person: Codable, CodableModels.UUIDModel { let id: UUID; var age: Int }
+/// let adults = try db.get(with: CodableModels.Filter(\Person.age, is: .greater(than: 17)))
 /// ```
 extension SQLite {
-    /// A value as SQLite stores it, one of its five storage classes: see `StoredValue`, the
-    /// storage contract's value, which both engines share.
-    ///
-    /// ```swift
-    /// let values: [SQLite.Value] = [.null, .integer(42), .double(1.5), .text("hi"), .data(Data([1, 2]))]
-    /// ```
-    public typealias Value = StoredValue
-    /// ``CodableSQLite/Model`` in the `SQLite` namespace.
-    public typealias Model = CodableModels.Model
-    /// ``CodableSQLite/UUIDModel`` in the `SQLite` namespace.
-    public typealias UUIDModel = CodableModels.UUIDModel
-    /// ``CodableSQLite/Filter`` in the `SQLite` namespace.
-    public typealias Filter<Root: CodableModels.Model> = CodableModels.Filter<Root>
-    /// ``CodableSQLite/Rule`` in the `SQLite` namespace.
-    public typealias Rule<Value> = CodableModels.Rule<Value>
-    /// ``CodableSQLite/ModelIndex`` in the `SQLite` namespace.
-    public typealias ModelIndex<Root: CodableModels.Model> = CodableModels.ModelIndex<Root>
-    /// ``CodableSQLite/ModelError`` in the `SQLite` namespace.
-    public typealias ModelError = CodableModels.ModelError
+    /// `StoredValue`, the storage contract's value, which both engines share, as the package's
+    /// own code names it.
+    package typealias Value = StoredValue
 }

@@ -261,7 +261,7 @@ case "K-plain", "K-generated":
         exit(2)
     }
     let northwind = try SQLite.Database(path: path)
-    let sql: SQL = "SELECT OrderID, CustomerID, EmployeeID, OrderDate, RequiredDate, ShippedDate, ShipVia, Freight, ShipName, ShipAddress, ShipCity, ShipRegion, ShipPostalCode, ShipCountry FROM Orders ORDER BY OrderID"
+    let sql: String = "SELECT OrderID, CustomerID, EmployeeID, OrderDate, RequiredDate, ShippedDate, ShipVia, Freight, ShipName, ShipAddress, ShipCity, ShipRegion, ShipPostalCode, ShipCountry FROM Orders ORDER BY OrderID"
     let decoder = SQLite.Decoder(northwind)
     #if Generated
     let count = scenario == "K-plain" ? try decoder.decode([Order].self, using: sql).count : try decoder.decode([GeneratedOrder].self, using: sql).count

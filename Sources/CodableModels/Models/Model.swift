@@ -163,8 +163,8 @@ public struct ModelError: Error, Hashable, Sendable, CustomStringConvertible, Lo
     /// catch let error as ModelError where error.code == .invalidFilter { … }
     /// ```
     public struct Code: Hashable, Sendable, CustomStringConvertible {
-        /// A short stable name, such as `schemaMismatch`.
-        public let name: String
+        /// A short stable name, such as `schemaMismatch`: the ``description``.
+        package let name: String
 
         package init(_ name: String) { self.name = name }
 
@@ -207,11 +207,12 @@ public struct ModelError: Error, Hashable, Sendable, CustomStringConvertible, Lo
         /// ```
         public static let uniqueViolation = Code("uniqueViolation")
 
-        /// The ``name``.
+        /// A short stable name, such as `schemaMismatch`.
         public var description: String { name }
 
         /// The code of any error a model call throws: a ``ModelError``'s own, or the one an
-        /// engine's error amounts to (see ``EngineError``); `nil` for other errors.
+        /// engine's error amounts to (a `UNIQUE` failure on SQLite, SQLSTATE `23505` on PostgreSQL:
+        /// ``uniqueViolation``); `nil` for other errors.
         ///
         /// ```swift
         /// if ModelError.Code(of: error) == .uniqueViolation { … }
@@ -240,7 +241,7 @@ public struct ModelError: Error, Hashable, Sendable, CustomStringConvertible, Lo
 /// ```swift
 /// catch ModelError.Code.uniqueViolation { … }   // SQLite's UNIQUE constraint or PostgreSQL's 23505
 /// ```
-public protocol EngineError: Error {
+package protocol EngineError: Error {
     /// The model-layer code this error amounts to, such as ``ModelError/Code/uniqueViolation``;
     /// `nil` when it has none.
     var modelErrorCode: ModelError.Code? { get }

@@ -3,7 +3,7 @@ import Foundation
 /// A whole value as JSON text under the storage contract (``StoredForm``): the seam through which
 /// a storage engine other than SQLite columns (CodablePostgres) encodes and decodes models.
 ///
-/// Dates are `SQLite.Encoder.DateEncodingStrategy.iso8601` text (`YYYY-MM-DD HH:MM:SS.SSS…`,
+/// Dates are `CodingStrategy.DateEncoding.iso8601` text (`YYYY-MM-DD HH:MM:SS.SSS…`,
 /// UTC), `Data` Base64, `Decimal` an exact number, UUIDs text, nested values objects and arrays:
 /// the same JSON a nested value has inside an SQLite column.
 package enum JSONForm {

@@ -99,7 +99,7 @@ public enum StoredValue: Hashable, Sendable {
     /// ```swift
     /// StoredValue.double(1).storageClass   // "REAL"
     /// ```
-    public var storageClass: String {
+    package var storageClass: String {
         switch self {
         case .null: "NULL"
         case .integer: "INTEGER"

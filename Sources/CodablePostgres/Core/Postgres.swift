@@ -144,7 +144,7 @@ extension Postgres.Error: EngineError {
     /// `ModelError.Code.invalidArgument` for ``Postgres/Error/Code/invalidArgument``, otherwise
     /// `nil`: `catch ModelError.Code.invalidArgument` matches an argument refused by either engine,
     /// the model layer or sync.
-    public var modelErrorCode: ModelError.Code? {
+    package var modelErrorCode: ModelError.Code? {
         if sqlState == "23505" { return .uniqueViolation }
         return code == .invalidArgument ? .invalidArgument : nil
     }

@@ -24,7 +24,7 @@ extension SQLite {
     /// A decoder is safe to share between threads and tasks.
     public final class Decoder: @unchecked Sendable {  // options are read and written under `lock`
         /// The database the decoder reads from.
-        public let database: Database
+        let database: Database
         private let lock = NSLock()
         private var storedOptions = DecodingOptions()
 
@@ -42,7 +42,7 @@ extension SQLite {
         /// ```swift
         /// decoder.keyDecodingStrategy = .convertFromSnakeCase   // column due_date fills dueDate
         /// ```
-        public var keyDecodingStrategy: KeyDecodingStrategy {
+        public var keyDecodingStrategy: CodingStrategy.KeyDecoding {
             get { lock.withLock { storedOptions.keyStrategy } }
             set { lock.withLock { storedOptions.keyStrategy = newValue } }
         }
@@ -53,7 +53,7 @@ extension SQLite {
         /// ```swift
         /// decoder.dateDecodingStrategy = .secondsSince1970
         /// ```
-        public var dateDecodingStrategy: DateDecodingStrategy {
+        public var dateDecodingStrategy: CodingStrategy.DateDecoding {
             get { lock.withLock { storedOptions.dateStrategy } }
             set { lock.withLock { storedOptions.dateStrategy = newValue } }
         }
@@ -89,7 +89,7 @@ extension SQLite {
         ///
         /// - Throws: `DecodingError` (`typeMismatch` for more than one row), or ``SQLite/Error``.
         @available(*, noasync, message: "blocks its thread; in async code call the async form with await. Top-level code (main.swift) that awaits gets this form even with await: move the calls into an async function")
-        public func decode<T: Decodable>(_ type: T.Type, using sql: SQL, arguments: SQLiteArguments = [:]) throws -> T? {
+        public func decode<T: Decodable>(_ type: T.Type, using sql: String, arguments: SQLiteArguments = [:]) throws -> T? {
             try decodeOne(type, using: sql) { try $0.bind(arguments) }
         }
 
@@ -117,7 +117,7 @@ extension SQLite {
         ///
         /// - Throws: `DecodingError` whose coding path starts with the row's index, or ``SQLite/Error``.
         @available(*, noasync, message: "blocks its thread; in async code call the async form with await. Top-level code (main.swift) that awaits gets this form even with await: move the calls into an async function")
-        public func decode<T: Decodable>(_ type: [T].Type, using sql: SQL, arguments: SQLiteArguments = [:]) throws -> [T] {
+        public func decode<T: Decodable>(_ type: [T].Type, using sql: String, arguments: SQLiteArguments = [:]) throws -> [T] {
             try decodeAll(T.self, using: sql) { try $0.bind(arguments) }
         }
 
@@ -131,7 +131,7 @@ extension SQLite {
             try decodeAll(T.self, using: sql) { try $0.bind(arguments) }
         }
 
-        private func decodeOne<T: Decodable>(_ type: T.Type, using sql: SQL, bind: (Statement) throws -> Void) throws -> T? {
+        private func decodeOne<T: Decodable>(_ type: T.Type, using sql: String, bind: (Statement) throws -> Void) throws -> T? {
             // Only a type of an array's size can be an array: other types skip the conformance
             // check, a runtime lookup on every call.
             if MemoryLayout<T>.size == MemoryLayout<[Int]>.size, let arrayType = T.self as? any DecodableArray.Type {
@@ -150,7 +150,7 @@ extension SQLite {
         /// An array is every row, whatever overload the call resolved to. (A function of its own:
         /// its `as? T` would cost `decodeOne` a metadata lookup of `T?` on every call.)
         @inline(never)
-        private func decodeArray<T: Decodable>(_ type: T.Type, _ arrayType: any DecodableArray.Type, using sql: SQL, bind: (Statement) throws -> Void) throws -> T {
+        private func decodeArray<T: Decodable>(_ type: T.Type, _ arrayType: any DecodableArray.Type, using sql: String, bind: (Statement) throws -> Void) throws -> T {
             let rows = try arrayType.decodeRows(with: self, using: sql, bind: bind)
             guard let rows = rows as? T else {
                 throw DecodingError.typeMismatch(T.self, DecodingError.Context(
@@ -159,7 +159,7 @@ extension SQLite {
             return rows
         }
 
-        fileprivate func decodeAll<T: Decodable>(_ type: T.Type, using sql: SQL, bind: (Statement) throws -> Void) throws -> [T] {
+        fileprivate func decodeAll<T: Decodable>(_ type: T.Type, using sql: String, bind: (Statement) throws -> Void) throws -> [T] {
             let options = self.options
             return try run(sql, bind: bind) { try $0.decodeRows(T.self, options: options) }
         }
@@ -167,7 +167,7 @@ extension SQLite {
         /// Runs a read-only statement on a reader (or the caller's transaction), and one that
         /// writes (`INSERT … RETURNING`) on the writer. (No `R?` here: in code not specialized for
         /// the decoded type, each optional of it costs a runtime metadata lookup per call.)
-        private func run<R>(_ sql: SQL, bind: (Statement) throws -> Void, body: (Statement) throws -> R) throws -> R {
+        private func run<R>(_ sql: String, bind: (Statement) throws -> Void, body: (Statement) throws -> R) throws -> R {
             do {
                 return try database.withReader { connection in
                     try connection.withStatement(sql) { statement in
@@ -193,7 +193,7 @@ extension SQLite {
         /// ```
         ///
         /// An array type decodes every row; `[String]?.self` reads one row's JSON array.
-        public func decode<T: Decodable & Sendable>(_ type: T.Type, using sql: SQL, arguments: SQLiteArguments = [:]) async throws -> T? {
+        public func decode<T: Decodable & Sendable>(_ type: T.Type, using sql: String, arguments: SQLiteArguments = [:]) async throws -> T? {
             try await database.performRead { _ in try self.decode(type, using: sql, arguments: arguments) }
         }
 
@@ -213,7 +213,7 @@ extension SQLite {
         /// ```swift
         /// let tasks = try await decoder.decode([Task].self, using: Task.fetchAll)
         /// ```
-        public func decode<T: Decodable & Sendable>(_ type: [T].Type, using sql: SQL, arguments: SQLiteArguments = [:]) async throws -> [T] {
+        public func decode<T: Decodable & Sendable>(_ type: [T].Type, using sql: String, arguments: SQLiteArguments = [:]) async throws -> [T] {
             try await database.performRead { _ in try self.decode(type, using: sql, arguments: arguments) }
         }
 
@@ -231,12 +231,12 @@ extension SQLite {
 /// Array types, recognised at run time so that decoding one always reads every row, whichever
 /// `decode` overload the call's context picked (`EncodableArray` does the same for the encoder).
 private protocol DecodableArray {
-    static func decodeRows(with decoder: SQLite.Decoder, using sql: SQL, bind: (Statement) throws -> Void) throws -> Self
+    static func decodeRows(with decoder: SQLite.Decoder, using sql: String, bind: (Statement) throws -> Void) throws -> Self
 }
 
 extension Array: DecodableArray where Element: Decodable {
     fileprivate static func decodeRows(
-        with decoder: SQLite.Decoder, using sql: SQL, bind: (Statement) throws -> Void
+        with decoder: SQLite.Decoder, using sql: String, bind: (Statement) throws -> Void
     ) throws -> [Element] {
         try decoder.decodeAll(Element.self, using: sql, bind: bind)
     }

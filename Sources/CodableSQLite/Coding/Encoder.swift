@@ -14,7 +14,7 @@ extension SQLite {
     /// ```
     ///
     /// Storage: `Bool` → INTEGER 0/1, integers → INTEGER, `Float`/`Double` → REAL, `String` → TEXT,
-    /// `Data` → BLOB, `Date` → TEXT (see ``DateEncodingStrategy``), `UUID` → TEXT, `URL` → TEXT,
+    /// `Data` → BLOB, `Date` → TEXT (see ``CodingStrategy/DateEncoding``), `UUID` → TEXT, `URL` → TEXT,
     /// `Decimal` → TEXT; values that encode a single value (enums with raw values, wrappers) store
     /// that value; nested structs, arrays and dictionaries → JSON TEXT. `nil` binds NULL, and so
     /// does a parameter the value does not provide. A property the SQL has no parameter for
@@ -23,7 +23,7 @@ extension SQLite {
     /// An encoder is safe to share between threads and tasks.
     public final class Encoder: @unchecked Sendable {  // options are read and written under `lock`
         /// The database the encoder writes to.
-        public let database: Database
+        let database: Database
         private let lock = NSLock()
         private var storedOptions = EncodingOptions()
 
@@ -41,7 +41,7 @@ extension SQLite {
         /// ```swift
         /// encoder.keyEncodingStrategy = .convertToSnakeCase   // dueDate binds :due_date
         /// ```
-        public var keyEncodingStrategy: KeyEncodingStrategy {
+        public var keyEncodingStrategy: CodingStrategy.KeyEncoding {
             get { lock.withLock { storedOptions.keyStrategy } }
             set { lock.withLock { storedOptions.keyStrategy = newValue } }
         }
@@ -51,7 +51,7 @@ extension SQLite {
         /// ```swift
         /// encoder.dateEncodingStrategy = .secondsSince1970
         /// ```
-        public var dateEncodingStrategy: DateEncodingStrategy {
+        public var dateEncodingStrategy: CodingStrategy.DateEncoding {
             get { lock.withLock { storedOptions.dateStrategy } }
             set { lock.withLock { storedOptions.dateStrategy = newValue } }
         }
@@ -93,7 +93,7 @@ extension SQLite {
         /// - Throws: `EncodingError` when the value cannot be stored (with its coding path), or
         ///   ``SQLite/Error`` when SQLite rejects the statement.
         @available(*, noasync, message: "blocks its thread; in async code call the async form with await. Top-level code (main.swift) that awaits gets this form even with await: move the calls into an async function")
-        public func encode<T: Encodable>(_ value: T, using sql: SQL) throws {
+        public func encode<T: Encodable>(_ value: T, using sql: String) throws {
             let options = self.options
             if let array = value as? any EncodableArray {
                 try array.encodeRows(into: database, using: sql, options: options)
@@ -117,7 +117,7 @@ extension SQLite {
         ///   coding path starts with the element's index, or ``SQLite/Error`` whose
         ///   ``SQLite/Error/elementIndex`` names the element.
         @available(*, noasync, message: "blocks its thread; in async code call the async form with await. Top-level code (main.swift) that awaits gets this form even with await: move the calls into an async function")
-        public func encode<T: Encodable>(_ values: [T], using sql: SQL) throws {
+        public func encode<T: Encodable>(_ values: [T], using sql: String) throws {
             try values.encodeRows(into: database, using: sql, options: options)
         }
 
@@ -126,7 +126,7 @@ extension SQLite {
         /// ```swift
         /// try await encoder.encode(task, using: Task.upsert)
         /// ```
-        public func encode<T: Encodable & Sendable>(_ value: T, using sql: SQL) async throws {
+        public func encode<T: Encodable & Sendable>(_ value: T, using sql: String) async throws {
             try await database.performWrite { _ in try self.encode(value, using: sql) }
         }
 
@@ -135,7 +135,7 @@ extension SQLite {
         /// ```swift
         /// try await encoder.encode(tasks, using: Task.upsert)
         /// ```
-        public func encode<T: Encodable & Sendable>(_ values: [T], using sql: SQL) async throws {
+        public func encode<T: Encodable & Sendable>(_ values: [T], using sql: String) async throws {
             try await database.performWrite { _ in try self.encode(values, using: sql) }
         }
     }
@@ -143,11 +143,11 @@ extension SQLite {
 
 /// Arrays written one row per element, whatever the static type they were passed as.
 protocol EncodableArray {
-    func encodeRows(into database: SQLite.Database, using sql: SQL, options: EncodingOptions) throws
+    func encodeRows(into database: SQLite.Database, using sql: String, options: EncodingOptions) throws
 }
 
 extension Array: EncodableArray where Element: Encodable {
-    func encodeRows(into database: SQLite.Database, using sql: SQL, options: EncodingOptions) throws {
+    func encodeRows(into database: SQLite.Database, using sql: String, options: EncodingOptions) throws {
         try database.withWriter { connection in
             try connection.withStatement(sql) { statement in
                 let encoder = RowEncoder(statement: statement, options: options)   // one for every row

@@ -377,7 +377,7 @@ private struct ColumnSource: StoredSource {
     var storageClass: StorageClass? { row.statement.type(at: column) }
     var isJSON: Bool { false }
     var numberLiteral: String? { nil }
-    var dateStrategy: SQLite.Decoder.DateDecodingStrategy { row.options.dateStrategy }
+    var dateStrategy: CodingStrategy.DateDecoding { row.options.dateStrategy }
     func int64() -> Int64 { row.statement.int64(at: column) }
     func double() -> Double { row.statement.double(at: column) }
     func text() -> String { row.statement.text(at: column) }

@@ -113,7 +113,7 @@ extension SQLite.Database {
     /// try await db.write("INSERT INTO t VALUES (:id)", arguments: ["id": .integer(1)])
     /// ```
     @discardableResult
-    public func write(_ sql: SQL, arguments: SQLiteArguments = [:]) async throws -> [SQLiteRow] {
+    public func write(_ sql: String, arguments: SQLiteArguments = [:]) async throws -> [SQLiteRow] {
         try await performWrite { _ in try self.write(sql, arguments: arguments) }
     }
 
@@ -132,7 +132,7 @@ extension SQLite.Database {
     /// ```swift
     /// let rows = try await db.read("SELECT * FROM t")
     /// ```
-    public func read(_ sql: SQL, arguments: SQLiteArguments = [:]) async throws -> [SQLiteRow] {
+    public func read(_ sql: String, arguments: SQLiteArguments = [:]) async throws -> [SQLiteRow] {
         try await performRead { _ in try self.read(sql, arguments: arguments) }
     }
 

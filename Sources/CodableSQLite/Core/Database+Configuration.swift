@@ -46,10 +46,12 @@ extension SQLite.Database {
         /// something other than SQLite may truncate, and on Apple devices for files whose data
         /// protection makes them unreadable while the device is locked (why it is 0 there by
         /// default).
+        public var memoryMapSize: Int = Self.defaultMemoryMapSize
+
         #if os(iOS) || os(tvOS) || os(watchOS) || os(visionOS)
-        public var memoryMapSize: Int = 0
+        static let defaultMemoryMapSize = 0
         #else
-        public var memoryMapSize: Int = 256 << 20
+        static let defaultMemoryMapSize = 256 << 20
         #endif
 
         private var explicitPath: String?

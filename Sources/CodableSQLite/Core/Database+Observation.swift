@@ -16,7 +16,7 @@ extension SQLite.Database {
     }
 
     /// What `sql` reads, as SQLite's authorizer reports it while preparing the statement.
-    func readRegion(of sql: SQL) throws -> DatabaseRegion {
+    func readRegion(of sql: String) throws -> DatabaseRegion {
         try withReader { try $0.readRegion(of: sql) }
     }
 

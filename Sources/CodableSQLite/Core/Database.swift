@@ -21,7 +21,7 @@ extension SQLite {
     /// see its uncommitted writes. Every statement is prepared once and cached.
     public final class Database: @unchecked Sendable {  // connections are only touched under their pool; attachments under attachmentsLock
         /// The path or URI the database was opened with.
-        public let path: String
+        package let path: String
         /// The configuration the database was opened with.
         public let configuration: Configuration
 
@@ -246,7 +246,7 @@ extension SQLite {
         /// ```
         @available(*, noasync, message: "blocks its thread; in async code call the async form with await. Top-level code (main.swift) that awaits gets this form even with await: move the calls into an async function")
         @discardableResult
-        public func write(_ sql: SQL, arguments: SQLiteArguments = [:]) throws -> [SQLiteRow] {
+        public func write(_ sql: String, arguments: SQLiteArguments = [:]) throws -> [SQLiteRow] {
             try withWriter { try $0.rows(sql, arguments: arguments, readOnly: false) }
         }
 
@@ -269,7 +269,7 @@ extension SQLite {
         ///
         /// - Throws: ``SQLite/Error`` with ``SQLite/ResultCode/misuse`` for a statement that writes.
         @available(*, noasync, message: "blocks its thread; in async code call the async form with await. Top-level code (main.swift) that awaits gets this form even with await: move the calls into an async function")
-        public func read(_ sql: SQL, arguments: SQLiteArguments = [:]) throws -> [SQLiteRow] {
+        public func read(_ sql: String, arguments: SQLiteArguments = [:]) throws -> [SQLiteRow] {
             try withReader { try $0.rows(sql, arguments: arguments, readOnly: true) }
         }
 
@@ -288,7 +288,7 @@ extension SQLite {
 extension RawConnection {
     /// Runs one statement with named arguments and returns its rows; `readOnly` refuses
     /// statements that write, so reads behave the same on every kind of database.
-    func rows(_ sql: SQL, arguments: SQLiteArguments, readOnly: Bool) throws -> [SQLiteRow] {
+    func rows(_ sql: String, arguments: SQLiteArguments, readOnly: Bool) throws -> [SQLiteRow] {
         try withStatement(sql) { statement in
             if readOnly { try statement.requireReadOnly() }
             try statement.bind(arguments)

@@ -34,7 +34,7 @@ extension SQLite {
         /// ```swift
         /// let error = SQLite.Error(code: .misuse, message: "not allowed here")
         /// ```
-        public init(code: ResultCode, extendedCode: ResultCode? = nil, message: String, sql: String? = nil) {
+        package init(code: ResultCode, extendedCode: ResultCode? = nil, message: String, sql: String? = nil) {
             self.code = code.primary
             self.extendedCode = extendedCode ?? code
             self.message = message

@@ -33,10 +33,10 @@ extension SQLite {
         /// ```swift
         /// SQLite.ResultCode.constraintUnique.primary == .constraint   // true
         /// ```
-        public var primary: ResultCode { ResultCode(rawValue: rawValue & 0xFF) }
+        var primary: ResultCode { ResultCode(rawValue: rawValue & 0xFF) }
 
         /// Whether this is an extended code rather than a primary one.
-        public var isExtended: Bool { rawValue > 0xFF }
+        var isExtended: Bool { rawValue > 0xFF }
 
         /// SQLite's English description of the code, such as "constraint failed".
         public var description: String {
@@ -52,8 +52,6 @@ extension SQLite {
         }
 
         // Primary result codes.
-        /// `SQLITE_OK` (0).
-        public static let ok = ResultCode(rawValue: SQLITE_OK)
         /// `SQLITE_ERROR` (1): a generic error, such as an SQL syntax error or a missing table.
         public static let error = ResultCode(rawValue: SQLITE_ERROR)
         /// `SQLITE_INTERNAL` (2).
@@ -76,8 +74,6 @@ extension SQLite {
         public static let ioError = ResultCode(rawValue: SQLITE_IOERR)
         /// `SQLITE_CORRUPT` (11): the database file is malformed.
         public static let corrupt = ResultCode(rawValue: SQLITE_CORRUPT)
-        /// `SQLITE_NOTFOUND` (12).
-        public static let notFound = ResultCode(rawValue: SQLITE_NOTFOUND)
         /// `SQLITE_FULL` (13): the disk is full.
         public static let full = ResultCode(rawValue: SQLITE_FULL)
         /// `SQLITE_CANTOPEN` (14): the file could not be opened or created.
@@ -95,8 +91,6 @@ extension SQLite {
         /// `SQLITE_MISUSE` (21): the API was used incorrectly (CodableSQLite also uses it for
         /// a transaction left open outside `inTransaction(_:)`).
         public static let misuse = ResultCode(rawValue: SQLITE_MISUSE)
-        /// `SQLITE_AUTH` (23).
-        public static let authorization = ResultCode(rawValue: SQLITE_AUTH)
         /// `SQLITE_RANGE` (25): a statement argument does not match any parameter.
         public static let range = ResultCode(rawValue: SQLITE_RANGE)
         /// `SQLITE_NOTADB` (26): the file is not an SQLite database.

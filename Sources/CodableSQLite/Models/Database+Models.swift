@@ -365,7 +365,7 @@ extension SQLite.Database {
 extension SQLite.Error: EngineError {
     /// `ModelError.Code.uniqueViolation` for a `UNIQUE` constraint failure (a model's unique
     /// index), otherwise `nil`.
-    public var modelErrorCode: ModelError.Code? {
+    package var modelErrorCode: ModelError.Code? {
         extendedCode == .constraintUnique ? .uniqueViolation : nil
     }
 }

@@ -96,7 +96,7 @@ struct CodingErrorTests {
     }
 
     @Test func infiniteRealIsNotADate() throws {
-        for strategy in [SQLite.Decoder.DateDecodingStrategy.iso8601, .secondsSince1970, .millisecondsSince1970, .deferredToDate] {
+        for strategy in [CodingStrategy.DateDecoding.iso8601, .secondsSince1970, .millisecondsSince1970, .deferredToDate] {
             let decoder = SQLite.Decoder(db)
             decoder.dateDecodingStrategy = strategy
             let error = #expect(throws: DecodingError.self) { try decoder.decode(Date.self, using: "SELECT -1e999") }

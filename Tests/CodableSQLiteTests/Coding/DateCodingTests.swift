@@ -127,7 +127,7 @@ struct DateCodingTests {
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "UTC")
         formatter.dateFormat = "dd/MM/yyyy HH:mm:ss.SSS"
-        let strategies: [(SQLite.Encoder.DateEncodingStrategy, SQLite.Decoder.DateDecodingStrategy, SQLite.Value)] = [
+        let strategies: [(CodingStrategy.DateEncoding, CodingStrategy.DateDecoding, SQLite.Value)] = [
             (.secondsSince1970, .secondsSince1970, .double(1_700_000_000.5)),
             (.millisecondsSince1970, .millisecondsSince1970, .double(1_700_000_000_500)),
             (.deferredToDate, .deferredToDate, .double(date.timeIntervalSinceReferenceDate)),

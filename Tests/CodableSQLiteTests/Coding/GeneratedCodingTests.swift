@@ -181,12 +181,12 @@ struct GeneratedCodingTests {
             "SELECT id, title, note, due, done, priority, score, ratio, small, -1 AS big, uuid, tags, blob, mood, place, created FROM rows",
         ]
         for sql in selects {
-            let plainArray = failure { _ = try decoder.decode([PlainRow].self, using: SQL(sql)) }
-            let generatedArray = failure { _ = try decoder.decode([GeneratedRow].self, using: SQL(sql)) }
+            let plainArray = failure { _ = try decoder.decode([PlainRow].self, using: String(sql)) }
+            let generatedArray = failure { _ = try decoder.decode([GeneratedRow].self, using: String(sql)) }
             #expect(plainArray != "no error", "\(sql)")
             #expect(generatedArray == plainArray, "\(sql)")
-            let plainOne = failure { _ = try decoder.decode(PlainRow.self, using: SQL(sql)) }
-            #expect(failure { _ = try decoder.decode(GeneratedRow.self, using: SQL(sql)) } == plainOne, "\(sql)")
+            let plainOne = failure { _ = try decoder.decode(PlainRow.self, using: String(sql)) }
+            #expect(failure { _ = try decoder.decode(GeneratedRow.self, using: String(sql)) } == plainOne, "\(sql)")
         }
         // The database is still usable, and the statement decodes again once the data is right.
         #expect(try decoder.decode([GeneratedRow].self, using: "SELECT * FROM rows").count == 1)
@@ -213,15 +213,15 @@ struct GeneratedCodingTests {
         huge.big = .max
         #expect(failure { try encoder.encode(Self.generated(huge), using: Self.insert) } == failure { try encoder.encode(huge, using: Self.insert) })
         let missing = "INSERT INTO rows (id, title) VALUES (:id, :title)"
-        let plainMissing = failure { try encoder.encode([Self.plain(3)], using: SQL(missing)) }
+        let plainMissing = failure { try encoder.encode([Self.plain(3)], using: String(missing)) }
         #expect(plainMissing.contains("no parameter :note"))
-        #expect(failure { try encoder.encode([Self.generated(Self.plain(3))], using: SQL(missing)) } == plainMissing)
+        #expect(failure { try encoder.encode([Self.generated(Self.plain(3))], using: String(missing)) } == plainMissing)
         // A nil optional with no parameter is skipped, as encodeIfPresent skips it.
         #expect(failure { try encoder.encode(WriteOnly(id: 1, name: nil), using: "INSERT INTO rows (id, title) VALUES (:id, 'x')") } == "no error")
         #expect(failure { try encoder.encode(WriteOnly(id: 2, name: "n"), using: "INSERT INTO rows (id, title) VALUES (:id, 'x')") }
             .contains("no parameter :name"))
         encoder.ignoresUnusedProperties = true
-        try encoder.encode(Self.generated(Self.plain(4)), using: SQL(missing))
+        try encoder.encode(Self.generated(Self.plain(4)), using: String(missing))
         #expect(try db.read("SELECT title FROM rows WHERE id = 4") == [["title": .text("row 4")]])
         // Only what succeeded was written (WriteOnly's 1, and 4): nothing of the failed calls.
         #expect(try db.read("SELECT id FROM rows ORDER BY id") == [["id": .integer(1)], ["id": .integer(4)]])
@@ -237,7 +237,7 @@ struct GeneratedCodingTests {
         #expect(back?.version == 3)
         #expect(try decoder.decode(RenamedPlain.self, using: "SELECT * FROM renamed") == RenamedPlain(identifier: 1, label: "one", count: 9, extra: nil))
         // `count` has a default but is coded: a missing column is keyNotFound, as in plain Codable.
-        let sql: SQL = "SELECT id, name FROM renamed"
+        let sql: String = "SELECT id, name FROM renamed"
         #expect(failure { _ = try decoder.decode(Renamed.self, using: sql) } == failure { _ = try decoder.decode(RenamedPlain.self, using: sql) })
     }
 

@@ -15,19 +15,19 @@ private struct Task: Codable, Equatable {
 }
 
 extension Task {
-    static var createTable: SQL {
+    static var createTable: String {
         return "CREATE TABLE tasks (id TEXT PRIMARY KEY, title TEXT NOT NULL, dueDate TEXT, isCompleted INTEGER NOT NULL);"
     }
 
-    static var upsert: SQL {
+    static var upsert: String {
         return "INSERT OR REPLACE INTO tasks VALUES (:id, :title, :dueDate, :isCompleted);"
     }
 
-    static var fetchAll: SQL {
+    static var fetchAll: String {
         return "SELECT id, title, dueDate, isCompleted FROM tasks;"
     }
 
-    static var fetchByID: SQL {
+    static var fetchByID: String {
         return "SELECT id, title, dueDate, isCompleted FROM tasks WHERE id=:id;"
     }
 }

@@ -107,7 +107,7 @@ struct StorageContractTests {
 
     @Test func nanDatesAreAnEncodingErrorWithEveryNumericStrategy() throws {
         try db.execute(raw: "CREATE TABLE v (value)")
-        for strategy in [SQLite.Encoder.DateEncodingStrategy.secondsSince1970, .millisecondsSince1970, .deferredToDate, .iso8601] {
+        for strategy in [CodingStrategy.DateEncoding.secondsSince1970, .millisecondsSince1970, .deferredToDate, .iso8601] {
             let encoder = SQLite.Encoder(db)
             encoder.dateEncodingStrategy = strategy
             let error = #expect(throws: EncodingError.self) {

@@ -83,7 +83,7 @@ struct StoredFormTests {
 
     @Test func everyDateStrategyAgreesBetweenColumnAndJSON() throws {
         let date = Date(timeIntervalSince1970: 86_400.5)
-        let strategies: [(SQLite.Encoder.DateEncodingStrategy, SQLite.Decoder.DateDecodingStrategy, SQLite.Value)] = [
+        let strategies: [(CodingStrategy.DateEncoding, CodingStrategy.DateDecoding, SQLite.Value)] = [
             (.iso8601, .iso8601, .text("1970-01-02 00:00:00.5")),
             (.secondsSince1970, .secondsSince1970, .double(86_400.5)),
             (.millisecondsSince1970, .millisecondsSince1970, .double(86_400_500)),

@@ -63,17 +63,17 @@ struct ModelErrorCodeTests {
         let limit = #expect(throws: ModelError.self) { try db.get(with: CodableSQLite.Filter<Person>().limit(-1)) }
         #expect(limit?.code == .invalidFilter)
         #expect(limit?.code.description == "invalidFilter")
-        let page = #expect(throws: ModelError.self) { try db.get(with: SQLite.Filter(\Person.age, is: .equal(to: 1)).and(SQLite.Filter<Person>().limit(1, page: 0))) }
+        let page = #expect(throws: ModelError.self) { try db.get(with: CodableSQLite.Filter(\Person.age, is: .equal(to: 1)).and(CodableSQLite.Filter<Person>().limit(1, page: 0))) }
         #expect(page?.code == .invalidFilter)
     }
 
-    @Test func namespacedSpellingsWorkWhenAnAppShadowsTheShortOnes() throws {
+    @Test func moduleQualifiedSpellingsWorkWhenAnAppShadowsTheShortOnes() throws {
         let db = try ModelFixtures.memory()
         _ = Filter()   // the app's own type
         try db.save(Person("Bea", age: 40))
-        let found = try db.get(with: SQLite.Filter(\Person.age, is: .greater(than: 17)).sort(by: \.name))
+        let found = try db.get(with: CodableSQLite.Filter(\Person.age, is: .greater(than: 17)).sort(by: \.name))
         #expect(found.map(\.name) == ["Bea"])
-        let rule: SQLite.Rule<Int> = .less(than: 18)
-        #expect(try db.count(with: SQLite.Filter(\Person.age, is: rule)) == 0)
+        let rule: CodableSQLite.Rule<Int> = .less(than: 18)
+        #expect(try db.count(with: CodableSQLite.Filter(\Person.age, is: rule)) == 0)
     }
 }
