@@ -117,7 +117,7 @@ extension Postgres {
                     within: limit ?? database.statementTimeout.map { $0 + .seconds(5) }, sql: sql, watch: database.statementWatch, tracked,
                     isLost: { running.withLock { $0?.isClosed ?? false } }, onCancel: cancel.request)
             } catch {
-                let failure = Postgres.Error.from(error, sql: sql)
+                let failure = Postgres.Error.from(error, sql: sql, isClosed: database.isClosed.withLock { $0 })
                 transaction?.failed(failure)
                 throw failure
             }

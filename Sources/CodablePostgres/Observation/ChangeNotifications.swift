@@ -27,7 +27,7 @@ import PostgresNIO
 /// observing it); a write to an observed table pays for its transition tables and one NOTIFY.
 enum ChangeNotifications {
     /// The channel the triggers notify and the listening connection listens to.
-    static let channel = "codablepostgres_changes"
+    static let channel = Postgres.Database.changesChannel
     /// How many ids a statement's notification names at most.
     static let idLimit = 1_000
 
@@ -215,10 +215,7 @@ enum ChangeNotifications {
                 switch statement.kind {
                 case "I": batch.inserted.formUnion(new)
                 case "D": batch.deleted.formUnion(old)
-                default:
-                    batch.updated.formUnion(new.intersection(old))
-                    batch.inserted.formUnion(new.subtracting(old))
-                    batch.deleted.formUnion(old.subtracting(new))
+                default: batch.noteUpdate(old: old, new: new)
                 }
             }
             return batch

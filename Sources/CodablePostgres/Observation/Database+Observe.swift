@@ -15,9 +15,10 @@ extension Postgres.Database: ObservableModelStore {
     /// to 2 s) until the server answers: a restarted server pauses an observation, it does not
     /// end it. Any other failure ends it with that error.
     ///
-    /// The first iteration creates the table if needed and the triggers that notify its changes
-    /// (see "Observing changes" in the CodablePostgres overview), and opens the database's
-    /// listening connection.
+    /// The first iteration creates the triggers that notify the table's changes (see "Observing
+    /// changes" in the CodablePostgres overview) and opens the database's listening connection.
+    /// It creates no table: a missing table reads as empty, and its creation by any client of
+    /// the library reads again.
     public func observe<T: Model & Sendable>(_ filter: Filter<T>) -> ObservedValues<[T]> {
         liveQuery(T.self, when: { _ in true }) { database in try await database.get(with: filter) }
     }
@@ -71,7 +72,10 @@ extension Postgres.Database: ObservableModelStore {
         let schema = try ModelReflection.of(T.self)
         let feed = BatchFeed<T.ID>(table: schema.table, listener: listener)
         do {
-            try await startNotifying(T.self)
+            if try await !startNotifying(T.self).isComplete {
+                // The table does not exist yet: its creation (announced) installs the triggers.
+                feed.untilComplete { [weak self] in try await self?.startNotifying(T.self).isComplete ?? true }
+            }
             try await listener.subscribe(feed)
         } catch {
             feed.cancel()
@@ -80,13 +84,23 @@ extension Postgres.Database: ObservableModelStore {
         return ChangeSequence(source: feed)
     }
 
-    /// Makes sure the model's table exists and that it, and every table its values are read from
-    /// (link tables, related models'), notify their changes; returns those tables.
+    /// Makes the model's table, and every table its values are read from (link tables, related
+    /// models'), notify their changes, as far as they exist: an observation creates no table.
+    /// Returns the tables to follow, the missing ones included (a table's creation is announced
+    /// on the listening channel: see ``Postgres/Session/announceCreation(of:)``), and whether they
+    /// all exist and notify.
     @discardableResult
-    func startNotifying<T: Model>(_ type: T.Type) async throws -> Set<String> {
-        let table = try await session.table(for: T.self)
+    func startNotifying<T: Model>(_ type: T.Type) async throws -> (tables: Set<String>, isComplete: Bool) {
+        let names = Set(try PostgresTable.graphTables(of: T.self))
+        guard let table = try await session.readTable(for: T.self) else {
+            guard let schema = try await session.rows("SELECT current_schema()::text").first?.decode(String.self) else {
+                throw ModelError(.unexpectedResult, T.self, "the server named no current schema to listen for the table's creation in")
+            }
+            listener.follow(schema: schema)
+            return (names, false)
+        }
         try await ChangeNotifications.install(on: table, in: self)
-        return Set(table.graphTables)
+        return (names, Set(table.graphTables) == names)
     }
 
     /// A live query of `read` that reads again after the commits `when` accepts (and after a lost
@@ -105,10 +119,12 @@ extension Postgres.Database: ObservableModelStore {
                     guard let self else { throw RereadLoop<Value>.Ended() }
                     do {
                         // Listening first, then the first read: no commit between the two is missed.
+                        // Until every table exists, each read tries again (a creation is announced).
                         if subscription.needsRegistering {
-                            subscription.follow(try await startNotifying(T.self))
+                            let (tables, isComplete) = try await startNotifying(T.self)
+                            subscription.follow(tables)
                             try await listener.subscribe(subscription)
-                            subscription.registered()
+                            if isComplete { subscription.registered() }
                         }
                         return try await read(self)
                     } catch let error as Postgres.Error where error.code == .connection {
@@ -185,14 +201,33 @@ private final class BatchFeed<ID: Decodable & Hashable & Sendable>: ChangeSubscr
     var wantsWholeTransactions: Bool { true }
     private let listener: Listener
     private let mailbox = Mailbox<ChangeBatch<ID>>(.everyElement)
+    /// While the table is missing: installs its triggers once it exists (whether it does now).
+    private let completion = Locked<(@Sendable () async throws -> Bool)?>(nil)
 
     init(table: String, listener: Listener) {
         self.table = table
         self.listener = listener
     }
 
+    func untilComplete(_ complete: @escaping @Sendable () async throws -> Bool) {
+        completion.withLock { $0 = complete }
+    }
+
     func committed(_ commit: ChangeNotifications.TableCommit) {
-        mailbox.put(commit.batch(as: ID.self))
+        guard let complete = completion.withLock({ $0 }) else {
+            mailbox.put(commit.batch(as: ID.self))
+            return
+        }
+        // The table was created: its triggers first, then a batch that names no ids (rows
+        // written before the triggers are in it), so no commit after it goes unreported.
+        Task { [weak self] in
+            do {
+                if try await complete() { self?.completion.withLock { $0 = nil } }
+                self?.mailbox.put(ChangeBatch(inserted: [], updated: [], deleted: [], isComplete: false))
+            } catch {
+                _ = self?.mailbox.close(with: error)
+            }
+        }
     }
 
     func resumed() {
