@@ -107,7 +107,7 @@ extension Postgres.Database {
                 preparing the table of \(model) (creating or changing it, its indexes or link tables) waited \(wait) for \
                 a lock another transaction holds. Tables are prepared on a connection of their own, so this can be the \
                 caller's own transaction, when it has written a table that \(model) refers to (a relationship's \
-                target) before the first use of \(model): use \(model) once before such a transaction. (\(error.message))
+                target) before the first save of \(model): save a value of \(model) once before such a transaction. (\(error.message))
                 """, sql: error.sql)
         }
     }
@@ -178,6 +178,14 @@ extension Postgres.Database {
                     """, names).map { try $0.decode(String.self) })
                 for statement in statements where !(Self.createdName(statement).map(existingNames.contains) ?? false) {
                     _ = try await session.rows(statement)
+                }
+                // New tables are observable at once where observation is set up (an observer may
+                // be waiting for them: it hears the creation, and then every row by id).
+                if existing.isEmpty {
+                    try await ChangeNotifications.createTriggersIfObserved(table: table.schema.table, idColumn: table.id.name, on: session)
+                }
+                for relationship in table.schema.relationships where relationship.isToMany && !existingNames.contains(relationship.linkTable) {
+                    try await ChangeNotifications.createTriggersIfObserved(table: relationship.linkTable, idColumn: "owner", on: session)
                 }
         }
     }

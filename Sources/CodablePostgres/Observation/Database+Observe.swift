@@ -73,8 +73,11 @@ extension Postgres.Database: ObservableModelStore {
         let feed = BatchFeed<T.ID>(table: schema.table, listener: listener)
         do {
             if try await !startNotifying(T.self).isComplete {
-                // The table does not exist yet: its creation (announced) installs the triggers.
-                feed.untilComplete { [weak self] in try await self?.startNotifying(T.self).isComplete ?? true }
+                // The table does not exist yet: its creation is announced (see untilComplete).
+                feed.untilComplete { [weak self] in
+                    guard let started = try await self?.startNotifying(T.self) else { return (true, false) }
+                    return (started.isComplete, started.madeTriggers)
+                }
             }
             try await listener.subscribe(feed)
         } catch {
@@ -85,22 +88,20 @@ extension Postgres.Database: ObservableModelStore {
     }
 
     /// Makes the model's table, and every table its values are read from (link tables, related
-    /// models'), notify their changes, as far as they exist: an observation creates no table.
-    /// Returns the tables to follow, the missing ones included (a table's creation is announced
-    /// on the listening channel: see ``Postgres/Session/announceCreation(of:)``), and whether they
-    /// all exist and notify.
+    /// models'), notify their changes, as far as they exist: an observation creates no model
+    /// table. For a missing one it sets the schema up for observation, so that its creation (by
+    /// any instance) makes it notify at once and is announced on the listening channel. Returns
+    /// the tables to follow, the missing ones included, whether they all exist and notify, and
+    /// whether this call made triggers (rows written before then were not named).
     @discardableResult
-    func startNotifying<T: Model>(_ type: T.Type) async throws -> (tables: Set<String>, isComplete: Bool) {
+    func startNotifying<T: Model>(_ type: T.Type) async throws -> (tables: Set<String>, isComplete: Bool, madeTriggers: Bool) {
         let names = Set(try PostgresTable.graphTables(of: T.self))
         guard let table = try await session.readTable(for: T.self) else {
-            guard let schema = try await session.rows("SELECT current_schema()::text").first?.decode(String.self) else {
-                throw ModelError(.unexpectedResult, T.self, "the server named no current schema to listen for the table's creation in")
-            }
-            listener.follow(schema: schema)
-            return (names, false)
+            try await transaction { session in try await ChangeNotifications.setUp(model: T.self, in: self, on: session) }
+            return (names, false, false)
         }
-        try await ChangeNotifications.install(on: table, in: self)
-        return (names, Set(table.graphTables) == names)
+        let made = try await ChangeNotifications.install(on: table, in: self)
+        return (names, Set(table.graphTables) == names, made)
     }
 
     /// A live query of `read` that reads again after the commits `when` accepts (and after a lost
@@ -121,7 +122,7 @@ extension Postgres.Database: ObservableModelStore {
                         // Listening first, then the first read: no commit between the two is missed.
                         // Until every table exists, each read tries again (a creation is announced).
                         if subscription.needsRegistering {
-                            let (tables, isComplete) = try await startNotifying(T.self)
+                            let (tables, isComplete, _) = try await startNotifying(T.self)
                             subscription.follow(tables)
                             try await listener.subscribe(subscription)
                             if isComplete { subscription.registered() }
@@ -201,29 +202,33 @@ private final class BatchFeed<ID: Decodable & Hashable & Sendable>: ChangeSubscr
     var wantsWholeTransactions: Bool { true }
     private let listener: Listener
     private let mailbox = Mailbox<ChangeBatch<ID>>(.everyElement)
-    /// While the table is missing: installs its triggers once it exists (whether it does now).
-    private let completion = Locked<(@Sendable () async throws -> Bool)?>(nil)
+    /// While the table is missing: what makes it notify once it exists (whether it all does now,
+    /// and whether it made triggers then).
+    private let completion = Locked<(@Sendable () async throws -> (isComplete: Bool, madeTriggers: Bool))?>(nil)
 
     init(table: String, listener: Listener) {
         self.table = table
         self.listener = listener
     }
 
-    func untilComplete(_ complete: @escaping @Sendable () async throws -> Bool) {
+    func untilComplete(_ complete: @escaping @Sendable () async throws -> (isComplete: Bool, madeTriggers: Bool)) {
         completion.withLock { $0 = complete }
     }
 
     func committed(_ commit: ChangeNotifications.TableCommit) {
-        guard let complete = completion.withLock({ $0 }) else {
+        let complete = completion.withLock { $0 }
+        guard let complete, commit.statements.allSatisfy({ $0.kind == "*" }) else {
             mailbox.put(commit.batch(as: ID.self))
             return
         }
-        // The table was created: its triggers first, then a batch that names no ids (rows
-        // written before the triggers are in it), so no commit after it goes unreported.
+        // The table's creation, announced. Its creator made it notify when the schema was set up
+        // for observation (this sequence did that); else the triggers are made now, and a batch
+        // that names no ids stands for the rows written before them.
         Task { [weak self] in
             do {
-                if try await complete() { self?.completion.withLock { $0 = nil } }
-                self?.mailbox.put(ChangeBatch(inserted: [], updated: [], deleted: [], isComplete: false))
+                let (isComplete, madeTriggers) = try await complete()
+                if isComplete { self?.completion.withLock { $0 = nil } }
+                if madeTriggers { self?.mailbox.put(ChangeBatch(inserted: [], updated: [], deleted: [], isComplete: false)) }
             } catch {
                 _ = self?.mailbox.close(with: error)
             }
