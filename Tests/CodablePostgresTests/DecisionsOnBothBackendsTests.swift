@@ -241,3 +241,29 @@ struct DecisionsOnBothBackendsTests {
         #expect(try await db.count(Card.self) == 4)
     }
 }
+
+#if Postgres
+extension DecisionsOnBothBackendsTests {
+    @Test("a role that may only read can read, models and keys never saved included (reads need no CREATE)", .needsPostgres)
+    func aReadOnlyRoleReads() async throws {
+        let url = try await TestServer.shared.freshDatabaseURL()
+        let owner = try await Postgres.Database(url: url)
+        let saved = try await owner.save(Card(id: nil, title: "visible"))
+        let role = "reader_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(12)
+        try await owner.execute("CREATE ROLE \(role) LOGIN PASSWORD 'pw'")
+        try await owner.execute("REVOKE CREATE ON SCHEMA public FROM PUBLIC")
+        try await owner.execute(#"GRANT SELECT ON "Card" TO \#(role)"#)
+        let reader = try await Postgres.Database(url: url.replacingOccurrences(of: "postgres:secret@", with: "\(role):pw@"))
+        #expect(try await reader.get(Card.self) == [saved])
+        #expect(try await reader.count(with: Filter(\Card.title, is: .equal(to: "visible"))) == 1)
+        #expect(try await reader.get(Board.self).isEmpty)
+        #expect(try await reader.count(Tag.self) == 0)
+        #expect(try await reader.value(Int.self, forKey: "limit") == nil)
+        // A write is the server's to refuse (no privilege), and changes nothing.
+        await #expect(throws: Postgres.Error.self) { try await reader.save(Card(id: nil, title: "refused")) }
+        #expect(try await owner.get(Card.self) == [saved])
+        await reader.close()
+        await owner.close()
+    }
+}
+#endif
