@@ -27,20 +27,16 @@ extension Postgres {
         private let runner: Task<Void, Never>
         /// The one watcher of the statements waiting for the server (time limits, lost connections).
         let statementWatch = StatementWatch()
-        /// The tables prepared in this database, by model type.
-        let tables = Locked<[ObjectIdentifier: PostgresTable]>([:])
         /// The channel of change notifications: the observed tables' triggers, and the creation of
         /// a model's table (so that observers of a table that did not exist start following it).
         static let changesChannel = "codablepostgres_changes"
-        /// The tables found by reads, as they were (never prepared: a read changes no schema).
-        let readTables = Locked<[ObjectIdentifier: PostgresTable]>([:])
-        /// The search declaration (its signature) each table's search column was last made or
-        /// found current for by this object: a search of another declaration prepares it again.
-        let searchSignatures = Locked<[String: String]>([:])
+        /// What the layers above keep per database (Models' tables, Observation's listener), by
+        /// type, made on first use: see ``attachment(_:make:)``.
+        private let attachments = Locked<[ObjectIdentifier: any Sendable]>([:])
+        /// What ``close()`` and `deinit` run (the layers above stop what they started).
+        private let closeHandlers = Locked<[@Sendable () -> Void]>([])
         /// Whether ``close()`` was called.
         let isClosed = Locked(false)
-        /// Whether the key-value table exists.
-        let hasKeyValueTable = Locked(false)
         /// How long a statement may run before the server cancels it (`nil`: no limit).
         public let statementTimeout: Duration?
         /// `host:port/database`, for messages.
@@ -55,10 +51,6 @@ extension Postgres {
         /// The id of the next connection opened outside the pool (negative: the pool's count up
         /// from 0), so that ``backendIDs`` never mixes two connections up.
         private let nextOwnConnectionID = Locked(-10)
-        /// The listening connection of live queries and change sequences (opened by the first).
-        let listener: Listener
-        /// The tables whose triggers notify their changes (see ``ChangeNotifications``).
-        let notifyingTables = Locked<Set<String>>([])
 
         /// Connects to the database a `postgres://` (or `postgresql://`) URL names:
         /// `postgres://user:password@host:port/database?sslmode=disable`.
@@ -76,7 +68,6 @@ extension Postgres {
         public init(url: String, maximumConnections: Int = 20, statementTimeout: Duration? = .seconds(60)) async throws {
             let address = try Address(url: url)
             self.address = address
-            listener = Listener(address: address)
             self.statementTimeout = statementTimeout
             guard maximumConnections >= 2 else {
                 throw Postgres.Error(.invalidArgument, message: "maximumConnections must be 2 or more (one for schema changes while a transaction holds another)")
@@ -108,16 +99,35 @@ extension Postgres {
         }
 
         deinit {
-            listener.stop()
+            for handler in closeHandlers.withLock({ $0 }) { handler() }
             runner.cancel()
         }
 
         /// Closes every connection; later calls throw ``Postgres/Error/Code/closed``.
         public func close() async {
             isClosed.withLock { $0 = true }
-            listener.stop()
+            for handler in closeHandlers.withLock({ handlers in defer { handlers = [] }; return handlers }) { handler() }
             runner.cancel()
             await runner.value
+        }
+
+        /// The value of type `T` the layers above keep for this database, made by `make` on first
+        /// use (the layer below keeps it without knowing it, as SQLite's Core does).
+        func attachment<T: Sendable>(_ type: T.Type, make: (Database) -> T) -> T {
+            let key = ObjectIdentifier(T.self)
+            if let found = attachments.withLock({ $0[key] }) as? T { return found }
+            let made = make(self)
+            return attachments.withLock { values in
+                if let found = values[key] as? T { return found }
+                values[key] = made
+                return made
+            }
+        }
+
+        /// Runs `handler` when the database closes (or at once when it is closed).
+        func onClose(_ handler: @escaping @Sendable () -> Void) {
+            let closed = isClosed.withLock { $0 }
+            if closed { handler() } else { closeHandlers.withLock { $0.append(handler) } }
         }
 
         static let logger = Logger(label: "CodablePostgres", factory: { _ in SwiftLogNoOpLogHandler() })
