@@ -14,6 +14,11 @@ struct DecisionsOnBothBackendsTests {
     struct Card: Codable, Model, Equatable, Sendable { var id: Int64?; var title: String }
     struct Tag: Codable, Model, Equatable, Sendable { var id: String; var label: String }
     struct Board: Codable, Model, Equatable, Sendable { var id: Int64?; var name: String; var tags: [Tag] }
+    struct Note: Codable, SearchableModel, Equatable, Sendable {
+        static var searchable: [SearchField<Self>] { [.field(\.text)] }
+        var id: Int64?
+        var text: String
+    }
 
     /// Whether the table exists, from the engine's catalog.
     static func tableExists(_ name: String, in db: any ObservableModelStore) async throws -> Bool {
@@ -48,7 +53,8 @@ struct DecisionsOnBothBackendsTests {
         #expect(try await db.delete(Card.self, id: 1) == false)
         #expect(try await db.value(Int.self, forKey: "missing") == nil)
         #expect(try await db.removeValue(forKey: "missing") == false)
-        for table in ["Board", "Tag", "Board.tags", "Card", "codablesqlite_values"] {
+        #expect(try await db.search(Note.self, for: "anything").isEmpty)
+        for table in ["Board", "Tag", "Board.tags", "Card", "Note", "codablesqlite_values"] {
             #expect(try await !Self.tableExists(table, in: db), "\(backend): a read created \(table)")
         }
         // The first save creates them, and reads see it.
