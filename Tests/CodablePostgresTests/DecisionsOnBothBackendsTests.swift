@@ -269,6 +269,8 @@ extension DecisionsOnBothBackendsTests {
         await #expect(throws: Postgres.Error.self) { try await reader.save(Card(id: nil, title: "refused")) }
         #expect(try await owner.get(Card.self) == [saved])
         await reader.close()
+        try await owner.execute("DROP OWNED BY \(role)")
+        try await owner.execute("DROP ROLE \(role)")
         await owner.close()
     }
 }

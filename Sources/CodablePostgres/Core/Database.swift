@@ -105,8 +105,12 @@ extension Postgres {
 
         /// Closes every connection; later calls throw ``Postgres/Error/Code/closed``.
         public func close() async {
-            isClosed.withLock { $0 = true }
-            for handler in closeHandlers.withLock({ handlers in defer { handlers = [] }; return handlers }) { handler() }
+            let handlers = closeHandlers.withLock { handlers in
+                isClosed.withLock { $0 = true }
+                defer { handlers = [] }
+                return handlers
+            }
+            for handler in handlers { handler() }
             runner.cancel()
             await runner.value
         }
@@ -126,8 +130,13 @@ extension Postgres {
 
         /// Runs `handler` when the database closes (or at once when it is closed).
         func onClose(_ handler: @escaping @Sendable () -> Void) {
-            let closed = isClosed.withLock { $0 }
-            if closed { handler() } else { closeHandlers.withLock { $0.append(handler) } }
+            // Under the handlers' lock, which close() holds while it marks the database closed.
+            let closed = closeHandlers.withLock { handlers in
+                if isClosed.withLock({ $0 }) { return true }
+                handlers.append(handler)
+                return false
+            }
+            if closed { handler() }
         }
 
         static let logger = Logger(label: "CodablePostgres", factory: { _ in SwiftLogNoOpLogHandler() })

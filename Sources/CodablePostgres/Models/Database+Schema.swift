@@ -19,6 +19,8 @@ extension Postgres.Session {
         let table = try PostgresTable(schema: schema, properties: properties, isWritable: sample != nil, targets: targets)
         try await database.prepare(table, indexes: try table.createIndexes(for: T.self))
         database.tables.withLock { $0[key] = table }
+        // Tables read before embed this one's shape as it was.
+        database.readTables.withLock { $0.removeAll() }
         return table
     }
 }
@@ -57,7 +59,14 @@ extension Postgres.Session {
         }
         let properties = schema.properties.filter { columns.contains($0.name) && ($0.references == nil || targets[$0.name] != nil) }
         let table = try PostgresTable(schema: schema, properties: properties, isWritable: false, targets: targets)
-        database.readTables.withLock { $0[key] = table }
+        // Kept only when the model's whole graph is there: a table that lacks a column or a link
+        // is read from the catalog again (another instance's save may complete it).
+        let isWhole = properties.count == schema.properties.count && schema.relationships.allSatisfy { relationship in
+            let target = ObjectIdentifier(relationship.target)
+            return targets[relationship.name] != nil
+                && (database.tables.withLock { $0[target] } ?? database.readTables.withLock { $0[target] }) != nil
+        }
+        if isWhole { database.readTables.withLock { $0[key] = table } }
         return table
     }
 

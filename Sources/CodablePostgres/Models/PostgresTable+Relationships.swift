@@ -50,7 +50,8 @@ extension PostgresTable {
     var graphTables: [String] {
         var names = [schema.table]
         for relationship in schema.relationships {
-            if relationship.isToMany { names.append(relationship.linkTable) }
+            // A table read as it is leaves out a link table that does not exist (no target then).
+            if relationship.isToMany, targets[relationship.name] != nil { names.append(relationship.linkTable) }
             for name in targets[relationship.name]?.graphTables ?? [] where !names.contains(name) { names.append(name) }
         }
         return names

@@ -193,6 +193,10 @@ enum ChangeNotifications {
     /// in it), the new table gets its triggers at once, so an observer that began before the table
     /// existed hears its first rows by id.
     static func createTriggersIfObserved(table name: String, idColumn: String, on session: Postgres.Session) async throws {
+        // After a set-up in progress commits (it holds the same lock), or before it begins.
+        var lock = PostgresBindings()
+        lock.append(Int64(bitPattern: SQLName.stableHash("CodablePostgres change notifications")))
+        _ = try await session.rows("SELECT pg_advisory_xact_lock($1)", lock)
         let observed = try await session.integers("""
             SELECT count(*) FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace \
             WHERE n.nspname = current_schema() AND p.proname = 'codablepostgres_notify'

@@ -72,14 +72,19 @@ extension Postgres.Database: ObservableModelStore {
         let schema = try ModelReflection.of(T.self)
         let feed = BatchFeed<T.ID>(table: schema.table, listener: listener)
         do {
-            if try await !startNotifying(T.self).isComplete {
+            try await startNotifying(T.self)
+            if try await session.readTable(for: T.self) == nil {
                 // The table does not exist yet: its creation is announced (see untilComplete).
                 feed.untilComplete { [weak self] in
-                    guard let started = try await self?.startNotifying(T.self) else { return (true, false) }
-                    return (started.isComplete, started.madeTriggers)
+                    guard let self else { return (true, false) }
+                    let started = try await self.startNotifying(T.self)
+                    return (try await self.session.readTable(for: T.self) != nil, started.madeTriggers)
                 }
             }
             try await listener.subscribe(feed)
+            // Created while this began listening (its announcement may have gone before): checked
+            // again now that nothing more can be missed.
+            feed.checkCreation()
         } catch {
             feed.cancel()
             throw error
@@ -122,10 +127,16 @@ extension Postgres.Database: ObservableModelStore {
                         // Listening first, then the first read: no commit between the two is missed.
                         // Until every table exists, each read tries again (a creation is announced).
                         if subscription.needsRegistering {
-                            let (tables, isComplete, _) = try await startNotifying(T.self)
-                            subscription.follow(tables)
+                            var started = try await startNotifying(T.self)
+                            subscription.follow(started.tables)
                             try await listener.subscribe(subscription)
-                            if isComplete { subscription.registered() }
+                            if !started.isComplete {
+                                // A table created while this began listening (its announcement
+                                // may have gone before): made to notify now, before the read.
+                                started = try await startNotifying(T.self)
+                                subscription.follow(started.tables)
+                            }
+                            if started.isComplete { subscription.registered() }
                         }
                         return try await read(self)
                     } catch let error as Postgres.Error where error.code == .connection {
@@ -216,26 +227,41 @@ private final class BatchFeed<ID: Decodable & Hashable & Sendable>: ChangeSubscr
     }
 
     func committed(_ commit: ChangeNotifications.TableCommit) {
-        let complete = completion.withLock { $0 }
-        guard let complete, commit.statements.allSatisfy({ $0.kind == "*" }) else {
+        // While the table is missing, a commit naming no rows of it is its creation, announced.
+        guard completion.withLock({ $0 }) != nil, commit.statements.allSatisfy({ $0.kind == "*" }) else {
             mailbox.put(commit.batch(as: ID.self))
             return
         }
-        // The table's creation, announced. Its creator made it notify when the schema was set up
-        // for observation (this sequence did that); else the triggers are made now, and a batch
-        // that names no ids stands for the rows written before them.
+        checkCreation()
+    }
+
+    /// While the table is missing: whether it exists now. Its creator made it notify when the
+    /// schema was set up for observation (this sequence did that); else the triggers are made
+    /// now, and a batch that names no ids stands for the rows written before them.
+    func checkCreation() {
+        guard let complete = completion.withLock({ $0 }) else { return }
         Task { [weak self] in
-            do {
-                let (isComplete, madeTriggers) = try await complete()
-                if isComplete { self?.completion.withLock { $0 = nil } }
-                if madeTriggers { self?.mailbox.put(ChangeBatch(inserted: [], updated: [], deleted: [], isComplete: false)) }
-            } catch {
-                _ = self?.mailbox.close(with: error)
+            // A lost connection is not the end (as for live queries): tried again.
+            var delay = Duration.milliseconds(50)
+            while let feed = self, !feed.mailbox.isClosed {
+                do {
+                    let (exists, madeTriggers) = try await complete()
+                    if exists { feed.completion.withLock { $0 = nil } }
+                    if madeTriggers { feed.mailbox.put(ChangeBatch(inserted: [], updated: [], deleted: [], isComplete: false)) }
+                    return
+                } catch let error as Postgres.Error where error.code == .connection {
+                    try? await Task.sleep(for: delay)
+                    delay = min(delay * 2, .seconds(2))
+                } catch {
+                    _ = feed.mailbox.close(with: error)
+                    return
+                }
             }
         }
     }
 
     func resumed() {
+        checkCreation()
         mailbox.put(ChangeBatch(inserted: [], updated: [], deleted: [], isComplete: false))
     }
 
