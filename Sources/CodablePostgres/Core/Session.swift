@@ -136,6 +136,16 @@ extension Postgres {
         }
 
         /// Runs `sql` with text arguments, ignoring any rows it returns.
+        /// Tells every listener at commit that `table` changed (`"e": "*"`, no ids), with the end
+        /// of the transaction's notifications: for changes its rows do not show (a table's
+        /// creation, a share's readers).
+        func announceChange(of table: String) async throws {
+            try await execute("""
+                SELECT pg_notify($1, json_build_object('x', txid_current()::text, 's', current_schema(), 't', $2::text, 'e', '*')::text),
+                       pg_notify($1, json_build_object('x', txid_current()::text, 't', '', 'e', '.')::text)
+                """, [Postgres.Database.changesChannel, table])
+        }
+
         func execute(_ sql: String, _ arguments: [String?]) async throws {
             _ = try await rows(sql, Self.textBindings(arguments))
         }

@@ -143,15 +143,9 @@ extension Postgres.Database {
                     """, binds)
                 if existing.isEmpty {
                     _ = try await session.rows(table.createTable)
-                    // Announced at commit, with the end of the transaction's notifications: an
-                    // observer of the model, which found no table, follows it from now on.
-                    var announcement = PostgresBindings()
-                    announcement.append(Self.changesChannel)
-                    announcement.append(table.schema.table)
-                    _ = try await session.rows("""
-                        SELECT pg_notify($1, json_build_object('x', txid_current()::text, 's', current_schema(), 't', $2::text, 'e', '*')::text), \
-                        pg_notify($1, json_build_object('x', txid_current()::text, 't', '', 'e', '.')::text)
-                        """, announcement)
+                    // Announced at commit: an observer of the model, which found no table,
+                    // follows it from now on.
+                    try await session.announceChange(of: table.schema.table)
                 } else {
                     var columns: [String: SchemaChange.Column] = [:]
                     for row in existing {

@@ -146,9 +146,7 @@ enum ChangeNotifications {
     /// schema. An observer of a table that does not exist yet does this alone, so that the table
     /// is made observable when it is created (``createTriggersIfObserved(table:idColumn:on:)``).
     static func setUp(model: Any.Type, in database: Postgres.Database, on session: Postgres.Session) async throws {
-        var lock = PostgresBindings()
-        lock.append(Int64(bitPattern: SQLName.stableHash("CodablePostgres change notifications")))
-        _ = try await session.rows("SELECT pg_advisory_xact_lock($1)", lock)
+        try await takeLock(on: session)
         guard let schema = try await session.rows("SELECT current_schema()::text").first?.decode(String.self) else {
             throw ModelError(.unexpectedResult, model, "the server named no current schema to install change notifications in")
         }
@@ -188,15 +186,21 @@ enum ChangeNotifications {
         return true
     }
 
+    /// The transaction-scoped advisory lock under which the schema is set up for observation and
+    /// triggers are made: instances doing it at once take turns.
+    private static func takeLock(on session: Postgres.Session) async throws {
+        var lock = PostgresBindings()
+        lock.append(Int64(bitPattern: SQLName.stableHash("CodablePostgres change notifications")))
+        _ = try await session.rows("SELECT pg_advisory_xact_lock($1)", lock)
+    }
+
     /// In the transaction that creates a table (and its link tables): when the schema is set up
     /// for observation (the notify function is there: some instance observes, or observed, a model
     /// in it), the new table gets its triggers at once, so an observer that began before the table
     /// existed hears its first rows by id.
     static func createTriggersIfObserved(table name: String, idColumn: String, on session: Postgres.Session) async throws {
         // After a set-up in progress commits (it holds the same lock), or before it begins.
-        var lock = PostgresBindings()
-        lock.append(Int64(bitPattern: SQLName.stableHash("CodablePostgres change notifications")))
-        _ = try await session.rows("SELECT pg_advisory_xact_lock($1)", lock)
+        try await takeLock(on: session)
         let observed = try await session.integers("""
             SELECT count(*) FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace \
             WHERE n.nspname = current_schema() AND p.proname = 'codablepostgres_notify'
@@ -282,10 +286,7 @@ extension Postgres.Transaction {
     /// in a way its rows do not show (CodableSync's shares: who may read them changed). For a
     /// transaction that writes no observed table itself.
     package func announceChange(of table: String) async throws {
-        try await execute("""
-            SELECT pg_notify($1, json_build_object('x', txid_current()::text, 's', current_schema(), 't', $2::text, 'e', '*')::text),
-                   pg_notify($1, json_build_object('x', txid_current()::text, 't', '', 'e', '.')::text)
-            """, ChangeNotifications.channel, table)
+        try await session.announceChange(of: table)
     }
 }
 #endif

@@ -72,13 +72,11 @@ extension Postgres.Database: ObservableModelStore {
         let schema = try ModelReflection.of(T.self)
         let feed = BatchFeed<T.ID>(table: schema.table, listener: listener)
         do {
-            try await startNotifying(T.self)
-            if try await session.readTable(for: T.self) == nil {
+            if try await !startNotifying(T.self).hasTable {
                 // The table does not exist yet: its creation is announced (see untilComplete).
                 feed.untilComplete { [weak self] in
-                    guard let self else { return (true, false) }
-                    let started = try await self.startNotifying(T.self)
-                    return (try await self.session.readTable(for: T.self) != nil, started.madeTriggers)
+                    guard let started = try await self?.startNotifying(T.self) else { return (true, false) }
+                    return (started.hasTable, started.madeTriggers)
                 }
             }
             try await listener.subscribe(feed)
@@ -96,17 +94,18 @@ extension Postgres.Database: ObservableModelStore {
     /// models'), notify their changes, as far as they exist: an observation creates no model
     /// table. For a missing one it sets the schema up for observation, so that its creation (by
     /// any instance) makes it notify at once and is announced on the listening channel. Returns
-    /// the tables to follow, the missing ones included, whether they all exist and notify, and
-    /// whether this call made triggers (rows written before then were not named).
+    /// the tables to follow, the missing ones included, whether the model's own table exists,
+    /// whether they all exist and notify, and whether this call made triggers (rows written
+    /// before then were not named).
     @discardableResult
-    func startNotifying<T: Model>(_ type: T.Type) async throws -> (tables: Set<String>, isComplete: Bool, madeTriggers: Bool) {
+    func startNotifying<T: Model>(_ type: T.Type) async throws -> (tables: Set<String>, hasTable: Bool, isComplete: Bool, madeTriggers: Bool) {
         let names = Set(try PostgresTable.graphTables(of: T.self))
         guard let table = try await session.readTable(for: T.self) else {
             try await transaction { session in try await ChangeNotifications.setUp(model: T.self, in: self, on: session) }
-            return (names, false, false)
+            return (names, false, false, false)
         }
         let made = try await ChangeNotifications.install(on: table, in: self)
-        return (names, Set(table.graphTables) == names, made)
+        return (names, true, Set(table.graphTables) == names, made)
     }
 
     /// A live query of `read` that reads again after the commits `when` accepts (and after a lost
