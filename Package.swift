@@ -86,8 +86,6 @@ let package = Package(
             dependencies: [
                 "CodableModels",
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: postgres),
-                // The pool's error type, matched by value (postgres-nio passes some of its errors through).
-                .product(name: "_ConnectionPoolModule", package: "postgres-nio", condition: postgres),
                 .product(name: "Logging", package: "swift-log", condition: postgres),
             ]
         ),

@@ -17,6 +17,13 @@ import Foundation
 /// Sendable: a namespace without cases; the types in it state their own status.
 public enum SQLite: Sendable {}
 
+/// The text of one or more SQL statements.
+///
+/// ```swift
+/// let createTable: SQL = "CREATE TABLE tasks (id TEXT PRIMARY KEY, title TEXT NOT NULL)"
+/// ```
+public typealias SQL = String
+
 /// Named statement arguments: each key binds the parameters `:key`, `@key` and `$key`.
 ///
 /// A key the SQL does not mention is an error, so a misspelt name never passes silently;
@@ -52,7 +59,11 @@ public typealias SQLiteRow = [String: StoredValue]
 /// let adults = try db.get(with: CodableModels.Filter(\Person.age, is: .greater(than: 17)))
 /// ```
 extension SQLite {
-    /// `StoredValue`, the storage contract's value, which both engines share, as the package's
-    /// own code names it.
-    package typealias Value = StoredValue
+    /// A value as SQLite stores it, one of its five storage classes: see `StoredValue`, the
+    /// storage contract's value, which both engines share.
+    ///
+    /// ```swift
+    /// let values: [SQLite.Value] = [.null, .integer(42), .double(1.5), .text("hi"), .data(Data([1, 2]))]
+    /// ```
+    public typealias Value = StoredValue
 }

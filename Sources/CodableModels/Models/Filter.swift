@@ -82,6 +82,15 @@ public struct Filter<Root: Model>: Sendable {
         }
     }
 
+    /// Values whose to-many relationship links `value` (found by its id).
+    ///
+    /// ```swift
+    /// let withKeanu = try db.get(with: Filter(\Movie.cast, contains: keanu))
+    /// ```
+    public init<Target: Model>(_ keyPath: KeyPath<Root, [Target]>, contains value: Target) {
+        self.init(keyPath, contains: value.id)
+    }
+
     /// Values matching both this filter and `other`.
     ///
     /// ```swift

@@ -10,7 +10,9 @@ import Foundation
 /// ```
 ///
 /// A row inserted and then updated in the same transaction is in both ``inserted`` and
-/// ``updated``; one inserted and deleted is in both ``inserted`` and ``deleted``.
+/// ``updated``; one inserted and deleted is in both ``inserted`` and ``deleted``. An update that
+/// changes a row's id (`UPDATE … SET id = …` in SQL of your own) deletes the old id and inserts
+/// the new one, on both engines (``noteUpdate(old:new:)`` decides it for both).
 ///
 /// `changes(to:)` and `changes(in:)` give the batches of one table as an ``ObservedValues``, one
 /// per committed transaction that changed it, in commit order. It is live from the moment it is
@@ -49,5 +51,15 @@ public struct ChangeBatch<ID: Hashable & Sendable>: Sendable, Equatable {
         self.updated = updated
         self.deleted = deleted
         self.isComplete = isComplete
+    }
+
+    /// Adds what updates did, from the ids of the rows before (`old`) and after (`new`): an id
+    /// in both was updated; one only after was inserted (an id changed to it), one only before
+    /// was deleted (an id changed from it). Each engine passes its updates' ids through this one
+    /// rule (a PostgreSQL statement's transition tables, SQLite's triggers' old and new keys).
+    package mutating func noteUpdate(old: Set<ID>, new: Set<ID>) {
+        updated.formUnion(new.intersection(old))
+        inserted.formUnion(new.subtracting(old))
+        deleted.formUnion(old.subtracting(new))
     }
 }

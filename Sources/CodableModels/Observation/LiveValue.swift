@@ -55,4 +55,37 @@ public final class LiveValue<Value: Sendable> {
     }
 }
 
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, macCatalyst 17, *)
+extension ObservableModelStore {
+    /// The values a filter matches, as an `@Observable` object whose `value` follows the database.
+    ///
+    /// ```swift
+    /// let live = db.live(Filter(\Person.age, is: .greater(than: 17)))   // live.value: [Person]
+    /// ```
+    @MainActor
+    public func live<T: Model & Sendable>(_ filter: Filter<T>) -> LiveValue<[T]> {
+        LiveValue(initial: [], observation: observe(filter))
+    }
+
+    /// The value with this id (`nil` while there is none), as an `@Observable` object.
+    ///
+    /// ```swift
+    /// let billy = db.live(Person.self, id: billyID)   // billy.value: Person?
+    /// ```
+    @MainActor
+    public func live<T: Model & Sendable>(_ type: T.Type, id: T.ID) -> LiveValue<T?> where T.ID: Sendable {
+        LiveValue(initial: nil, observation: observe(type, id: id))
+    }
+
+    /// How many values a filter matches, as an `@Observable` object.
+    ///
+    /// ```swift
+    /// let minors = db.live(count: Filter(\Person.age, is: .less(than: 18)))   // minors.value: Int
+    /// ```
+    @MainActor
+    public func live<T: Model & Sendable>(count filter: Filter<T>) -> LiveValue<Int> {
+        LiveValue(initial: 0, observation: observe(count: filter))
+    }
+}
+
 #endif

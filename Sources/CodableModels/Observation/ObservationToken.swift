@@ -65,3 +65,34 @@ extension ObservedValues {
         ObservationToken(self, queue: queue, onError: onError, onChange: onChange)
     }
 }
+
+extension ObservableModelStore {
+    /// Calls `onChange` on `queue` with the values a filter matches: first the current ones, then
+    /// after each commit that changes them. The observation runs until the token is cancelled or
+    /// released.
+    ///
+    /// ```swift
+    /// let token = db.observe(Filter(\Task.isCompleted, is: .equal(to: false)), queue: .main) { open in
+    ///     render(open)
+    /// }
+    /// ```
+    public func observe<T: Model & Sendable>(
+        _ filter: Filter<T>, queue: DispatchQueue = .main, onError: (@Sendable (any Error) -> Void)? = nil,
+        _ onChange: @escaping @Sendable ([T]) -> Void
+    ) -> ObservationToken {
+        observe(filter).sink(queue: queue, onError: onError, onChange)
+    }
+
+    /// Calls `onChange` on `queue` with the value with this id (`nil` while there is none), now
+    /// and after each commit that changes it, until the token is cancelled or released.
+    ///
+    /// ```swift
+    /// let token = db.observe(Person.self, id: billyID, queue: .main) { billy in print(billy?.name ?? "gone") }
+    /// ```
+    public func observe<T: Model & Sendable>(
+        _ type: T.Type, id: T.ID, queue: DispatchQueue = .main, onError: (@Sendable (any Error) -> Void)? = nil,
+        _ onChange: @escaping @Sendable (T?) -> Void
+    ) -> ObservationToken where T.ID: Sendable {
+        observe(type, id: id).sink(queue: queue, onError: onError, onChange)
+    }
+}

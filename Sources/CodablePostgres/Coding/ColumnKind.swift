@@ -88,14 +88,14 @@ enum ColumnKind: String, Sendable {
     ///
     /// Text, integers and reals are bound as text and cast, so one rule serves every type; `Data`
     /// is bound as binary. A date is rounded to microseconds as a saved one is
-    /// (``ColumnArrays/microseconds(_:)``), so that a filter or an id given the original `Date`
-    /// finds the value saved with it.
+    /// (`DateText.microsecondText`, the rule saves use too), so that a filter or an id given the
+    /// original `Date` finds the value saved with it.
     func parameter(_ value: StoredValue, _ binds: inout PostgresBindings) -> String {
         switch value {
         case .null: binds.appendNull()
         case .integer(let integer): binds.append(String(integer))
         case .double(let real): binds.append(String(real))
-        case .text(let text): binds.append(self == .timestamp ? ColumnArrays.microseconds(text) : text)
+        case .text(let text): binds.append(self == .timestamp ? DateText.microsecondText(text) : text)
         case .data(let data): binds.append(ByteBuffer(bytes: data))
         }
         let placeholder = "$\(binds.count)"

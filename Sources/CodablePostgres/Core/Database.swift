@@ -27,15 +27,16 @@ extension Postgres {
         private let runner: Task<Void, Never>
         /// The one watcher of the statements waiting for the server (time limits, lost connections).
         let statementWatch = StatementWatch()
-        /// The tables prepared in this database, by model type.
-        let tables = Locked<[ObjectIdentifier: PostgresTable]>([:])
-        /// The search declaration (its signature) each table's search column was last made or
-        /// found current for by this object: a search of another declaration prepares it again.
-        let searchSignatures = Locked<[String: String]>([:])
+        /// The channel of change notifications: the observed tables' triggers, and the creation of
+        /// a model's table (so that observers of a table that did not exist start following it).
+        static let changesChannel = "codablepostgres_changes"
+        /// What the layers above keep per database (Models' tables, Observation's listener), by
+        /// type, made on first use: see ``attachment(_:make:)``.
+        private let attachments = Locked<[ObjectIdentifier: any Sendable]>([:])
+        /// What ``close()`` and `deinit` run (the layers above stop what they started).
+        private let closeHandlers = Locked<[@Sendable () -> Void]>([])
         /// Whether ``close()`` was called.
         let isClosed = Locked(false)
-        /// Whether the key-value table exists.
-        let hasKeyValueTable = Locked(false)
         /// How long a statement may run before the server cancels it (`nil`: no limit).
         public let statementTimeout: Duration?
         /// `host:port/database`, for messages.
@@ -50,10 +51,6 @@ extension Postgres {
         /// The id of the next connection opened outside the pool (negative: the pool's count up
         /// from 0), so that ``backendIDs`` never mixes two connections up.
         private let nextOwnConnectionID = Locked(-10)
-        /// The listening connection of live queries and change sequences (opened by the first).
-        let listener: Listener
-        /// The tables whose triggers notify their changes (see ``ChangeNotifications``).
-        let notifyingTables = Locked<Set<String>>([])
 
         /// Connects to the database a `postgres://` (or `postgresql://`) URL names:
         /// `postgres://user:password@host:port/database?sslmode=disable`.
@@ -71,7 +68,6 @@ extension Postgres {
         public init(url: String, maximumConnections: Int = 20, statementTimeout: Duration? = .seconds(60)) async throws {
             let address = try Address(url: url)
             self.address = address
-            listener = Listener(address: address)
             self.statementTimeout = statementTimeout
             guard maximumConnections >= 2 else {
                 throw Postgres.Error(.invalidArgument, message: "maximumConnections must be 2 or more (one for schema changes while a transaction holds another)")
@@ -91,7 +87,7 @@ extension Postgres {
                 let connection = try await PostgresConnection.connect(configuration: check, id: 0, logger: Self.logger)
                 try await connection.close()
             } catch {
-                throw Postgres.Error.from(error, sql: nil)
+                throw Postgres.Error.from(error, sql: nil, isClosed: false)
             }
             var configuration = address.clientConfiguration
             configuration.options.maximumConnections = maximumConnections
@@ -103,16 +99,44 @@ extension Postgres {
         }
 
         deinit {
-            listener.stop()
+            for handler in closeHandlers.withLock({ $0 }) { handler() }
             runner.cancel()
         }
 
         /// Closes every connection; later calls throw ``Postgres/Error/Code/closed``.
         public func close() async {
-            isClosed.withLock { $0 = true }
-            listener.stop()
+            let handlers = closeHandlers.withLock { handlers in
+                isClosed.withLock { $0 = true }
+                defer { handlers = [] }
+                return handlers
+            }
+            for handler in handlers { handler() }
             runner.cancel()
             await runner.value
+        }
+
+        /// The value of type `T` the layers above keep for this database, made by `make` on first
+        /// use (the layer below keeps it without knowing it, as SQLite's Core does).
+        func attachment<T: Sendable>(_ type: T.Type, make: (Database) -> T) -> T {
+            let key = ObjectIdentifier(T.self)
+            if let found = attachments.withLock({ $0[key] }) as? T { return found }
+            let made = make(self)
+            return attachments.withLock { values in
+                if let found = values[key] as? T { return found }
+                values[key] = made
+                return made
+            }
+        }
+
+        /// Runs `handler` when the database closes (or at once when it is closed).
+        func onClose(_ handler: @escaping @Sendable () -> Void) {
+            // Under the handlers' lock, which close() holds while it marks the database closed.
+            let closed = closeHandlers.withLock { handlers in
+                if isClosed.withLock({ $0 }) { return true }
+                handlers.append(handler)
+                return false
+            }
+            if closed { handler() }
         }
 
         static let logger = Logger(label: "CodablePostgres", factory: { _ in SwiftLogNoOpLogHandler() })
@@ -123,15 +147,33 @@ extension Postgres {
         /// (SQLSTATE `25P02`). Run a statement that may fail in a savepoint
         /// (`try? await tx.inTransaction { inner in … }`) to go on after it.
         ///
+        /// Every call the body's task (and its child tasks) makes on this database joins the
+        /// transaction, as on `SQLite.Database`: `db.save(x)` inside the body is `tx.save(x)`, and
+        /// a nested `db.inTransaction` is a savepoint. Calls on another `Database` object, and
+        /// tasks created with `Task.detached`, do not join it.
+        ///
         /// ```swift
         /// try await db.inTransaction { tx in
         ///     try await tx.save(a)
-        ///     try await tx.save(b)
+        ///     try await db.save(b)   // the same transaction
         /// }
         /// ```
         @discardableResult
         public func inTransaction<Result: Sendable>(_ body: (Transaction) async throws -> Result) async throws -> Result {
-            try await transaction { session in try await body(Transaction(session: session)) }
+            if let joined = joinedTransaction { return try await Transaction(session: joined).inTransaction(body) }
+            return try await transaction { session in
+                let scope = TransactionScope(database: ObjectIdentifier(self), session: session)
+                defer { scope.isOpen.withLock { $0 = false } }
+                return try await TransactionScope.$current.withValue(scope) { try await body(Transaction(session: session)) }
+            }
+        }
+
+        /// The transaction this task's `inTransaction` body runs on this database, while it runs.
+        private var joinedTransaction: Session? {
+            guard let scope = TransactionScope.current, scope.database == ObjectIdentifier(self), scope.isOpen.withLock({ $0 }) else {
+                return nil
+            }
+            return scope.session
         }
 
         /// Runs `body` in a transaction on a connection of the pool.
@@ -145,11 +187,13 @@ extension Postgres {
         /// on the server).
         func transaction<Result: Sendable>(_ body: (Session) async throws -> Result) async throws -> Result {
             if isClosed.withLock({ $0 }) { throw Postgres.Error(.closed, message: "the database is closed") }
+            // The body's own errors come back in the result; what the pool throws is mapped.
+            let outcome: Swift.Result<Result, any Swift.Error>
             do {
-                return try await client.withConnection { connection in
+                outcome = try await client.withConnection { connection in
                     let state = TransactionState()
                     let session = Session(database: self, connection: connection, transaction: state)
-                    let outcome: Swift.Result<Result, any Swift.Error>
+                    let ended: Swift.Result<Result, any Swift.Error>
                     do {
                         try await session.execute("BEGIN", [])
                         let result = try await body(session)
@@ -163,7 +207,7 @@ extension Postgres {
                         }
                         // Not cancellable: once COMMIT is sent, only its answer says what happened.
                         try await Task { _ = try await session.rows("COMMIT") }.value
-                        outcome = .success(result)
+                        ended = .success(result)
                     } catch {
                         // Statements whose callers stopped waiting end first (or the connection
                         // is closed, which ends the transaction on the server).
@@ -172,14 +216,15 @@ extension Postgres {
                         } else {
                             try? await connection.close()
                         }
-                        outcome = .failure(error)
+                        ended = .failure(error)
                     }
                     if await !state.settled(within: .seconds(10), on: connection) { try? await connection.close() }
-                    return try outcome.get()
+                    return ended
                 }
             } catch {
-                throw Postgres.Error.from(error, sql: nil)
+                throw Postgres.Error.from(error, sql: nil, isClosed: isClosed.withLock { $0 })
             }
+            return try outcome.get()
         }
 
         /// Ends a failed transaction: ROLLBACK, or closing the connection when that gets no answer
@@ -206,7 +251,7 @@ extension Postgres {
                 configuration.options.additionalStartupParameters = startupParameters
                 connection = try await PostgresConnection.connect(configuration: configuration, id: id, logger: Self.logger)
             } catch {
-                throw Postgres.Error.from(error, sql: nil)
+                throw Postgres.Error.from(error, sql: nil, isClosed: isClosed.withLock { $0 })
             }
             defer { backendIDs.withLock { _ = $0.removeValue(forKey: id) } }
             let session = Session(database: self, connection: connection)
@@ -223,8 +268,20 @@ extension Postgres {
             }
         }
 
-        /// Statements on any connection of the pool.
-        var session: Session { Session(database: self, connection: nil) }
+        /// Statements on any connection of the pool, or in the transaction this task's
+        /// ``inTransaction(_:)`` body runs.
+        var session: Session { joinedTransaction ?? Session(database: self, connection: nil) }
+    }
+
+    /// The transaction an ``Database/inTransaction(_:)`` body runs: the calls its task (and the
+    /// task's child tasks) make on the same database run in it, until the body returns (a task
+    /// the body created that outlives it is back on the pool).
+    struct TransactionScope: Sendable {
+        let database: ObjectIdentifier
+        let session: Session
+        let isOpen = Locked(true)
+
+        @TaskLocal static var current: TransactionScope?
     }
 
     /// A transaction of ``Database/inTransaction(_:)``: the model API on its one connection.

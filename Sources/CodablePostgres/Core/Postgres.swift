@@ -1,7 +1,6 @@
 #if Postgres
 @_exported import CodableModels
 import PostgresNIO
-import _ConnectionPoolModule
 
 /// The same `Model` types, `Filter`s and key-value store as on SQLite, on a PostgreSQL server.
 ///
@@ -95,8 +94,10 @@ extension Postgres {
             }
         }
 
-        /// The error to throw for any failure postgres-nio reports.
-        static func from(_ error: any Swift.Error, sql: String?) -> any Swift.Error {
+        /// The error to throw for a failure postgres-nio reports (never for the caller's own
+        /// errors, which pass through ``Postgres/Database/inTransaction(_:)`` unchanged);
+        /// `isClosed`: whether the database was closed.
+        static func from(_ error: any Swift.Error, sql: String?, isClosed: Bool) -> any Swift.Error {
             if let failure = error as? PSQLError {
                 if let server = failure.serverInfo {
                     let state = server[.sqlState]
@@ -127,14 +128,13 @@ extension Postgres {
                     return Postgres.Error(.connection, message: "\(failure.code)\(underlying)", sql: sql)
                 }
             }
-            // The pool's own errors (postgres-nio maps most of them to PSQLError above).
-            if let failure = error as? ConnectionPoolError {
-                if failure == .requestCancelled { return CancellationError() }
-                if failure == .poolShutdown { return Postgres.Error(.closed, message: "the database is closed", sql: sql) }
-                return Postgres.Error(.connection, message: "no connection to the server could be made for a while; it is down or unreachable", sql: sql)
-            }
-            // Errors of the caller's own code (thrown inside a transaction) pass through unchanged.
-            return error
+            if error is Postgres.Error || error is CancellationError { return error }
+            // What else postgres-nio's pool throws (its error type is not public API) is told by
+            // the state it happens in: the caller's task cancelled while it waited for a
+            // connection, the database closed, or no connection could be made.
+            if Task.isCancelled { return CancellationError() }
+            if isClosed { return Postgres.Error(.closed, message: "the database is closed", sql: sql) }
+            return Postgres.Error(.connection, message: "no connection to the server could be made for a while; it is down or unreachable (\(error))", sql: sql)
         }
     }
 }

@@ -3,7 +3,8 @@ import Foundation
 import PostgresNIO
 
 extension Postgres.Queryable {
-    /// Stores any `Codable` value under a key (as `jsonb`), replacing what the key held.
+    /// Stores any `Codable` value under a key (as `jsonb`), replacing what the key held: the JSON
+    /// form `SQLite.Database` stores (as text) under the same table name.
     ///
     /// ```swift
     /// try await db.store([1, 2, 3], forKey: "lottery")
@@ -29,7 +30,7 @@ extension Postgres.Queryable {
     /// ```
     public func value<T: Decodable & Sendable>(_ type: T.Type, forKey key: String) async throws -> T? {
         let session = handle.session
-        try await session.database.prepareKeyValueTable()
+        guard try await session.database.keyValueTableExists(session) else { return nil }
         var binds = PostgresBindings()
         binds.append(key)
         let sql = "SELECT value::text FROM \(Postgres.Database.keyValueTable) WHERE key = $1"
@@ -47,7 +48,7 @@ extension Postgres.Queryable {
     @discardableResult
     public func removeValue(forKey key: String) async throws -> Bool {
         let session = handle.session
-        try await session.database.prepareKeyValueTable()
+        guard try await session.database.keyValueTableExists(session) else { return false }
         var binds = PostgresBindings()
         binds.append(key)
         let removed = try await session.writing { session in
@@ -61,6 +62,15 @@ extension Postgres.Queryable {
 extension Postgres.Database {
     /// The same name as on SQLite.
     static let keyValueTable = "codablesqlite_values"
+
+    /// Whether the key-value table exists (a read creates nothing).
+    func keyValueTableExists(_ session: Postgres.Session) async throws -> Bool {
+        if hasKeyValueTable.withLock({ $0 }) { return true }
+        let found = try await session.integers("SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+            + "WHERE n.nspname = current_schema() AND c.relname = '\(Self.keyValueTable)'").first == 1
+        if found { hasKeyValueTable.withLock { $0 = true } }
+        return found
+    }
 
     func prepareKeyValueTable() async throws {
         if hasKeyValueTable.withLock({ $0 }) { return }

@@ -19,7 +19,67 @@ extension Postgres.Session {
         let table = try PostgresTable(schema: schema, properties: properties, isWritable: sample != nil, targets: targets)
         try await database.prepare(table, indexes: try table.createIndexes(for: T.self))
         database.tables.withLock { $0[key] = table }
+        // Tables read before embed this one's shape as it was.
+        database.readTables.withLock { $0.removeAll() }
         return table
+    }
+}
+
+extension Postgres.Session {
+    /// The model's table as it exists, for reading: `nil` when it does not exist. A read never
+    /// creates or changes a table (a read-only role or a replica can read): a missing table reads
+    /// as empty, a column the model has and the table lacks is left out of the read (a
+    /// non-optional one fails the decoding with the schema change named), and a to-many whose
+    /// link table is missing reads as empty. A table holding a relationship as JSON is refused as
+    /// ``SchemaChange/checkRelationshipColumns(of:columns:foreignKeys:)`` decides.
+    func readTable<T: Model>(for type: T.Type) async throws -> PostgresTable? {
+        let key = ObjectIdentifier(T.self)
+        if let table = database.tables.withLock({ $0[key] }) ?? database.readTables.withLock({ $0[key] }) { return table }
+        let schema = try ModelReflection.of(T.self)
+        var binds = PostgresBindings()
+        binds.append(schema.table)
+        binds.append(schema.relationships.filter(\.isToMany).map(\.linkTable))
+        // The table's columns ('c'), those that are foreign keys ('f'), and the link tables that exist ('l').
+        let catalog = try await rows("""
+            SELECT 'c', column_name::text FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1 \
+            UNION ALL SELECT 'f', a.attname::text FROM pg_constraint k JOIN pg_class c ON c.oid = k.conrelid \
+            JOIN pg_namespace n ON n.oid = c.relnamespace JOIN pg_attribute a ON a.attrelid = k.conrelid AND a.attnum = ANY(k.conkey) \
+            WHERE k.contype = 'f' AND n.nspname = current_schema() AND c.relname = $1 \
+            UNION ALL SELECT 'l', c.relname::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
+            WHERE n.nspname = current_schema() AND c.relname = ANY($2::text[])
+            """, binds).map { try $0.decode((String, String).self) }
+        let columns = Set(catalog.filter { $0.0 == "c" }.map(\.1))
+        guard !columns.isEmpty else { return nil }
+        try SchemaChange.checkRelationshipColumns(of: schema, columns: columns, foreignKeys: Set(catalog.filter { $0.0 == "f" }.map(\.1)))
+        let linkTables = Set(catalog.filter { $0.0 == "l" }.map(\.1))
+        var targets: [String: PostgresTable] = [:]
+        for relationship in schema.relationships where !relationship.isToMany || linkTables.contains(relationship.linkTable) {
+            func read<Target: Model>(_ target: Target.Type) async throws -> PostgresTable? { try await self.readTable(for: Target.self) }
+            targets[relationship.name] = try await read(relationship.target)
+        }
+        let properties = schema.properties.filter { columns.contains($0.name) && ($0.references == nil || targets[$0.name] != nil) }
+        let table = try PostgresTable(schema: schema, properties: properties, isWritable: false, targets: targets)
+        // Kept only when the model's whole graph is there: a table that lacks a column or a link
+        // is read from the catalog again (another instance's save may complete it).
+        let isWhole = properties.count == schema.properties.count && schema.relationships.allSatisfy { relationship in
+            let target = ObjectIdentifier(relationship.target)
+            return targets[relationship.name] != nil
+                && (database.tables.withLock { $0[target] } ?? database.readTables.withLock { $0[target] }) != nil
+        }
+        if isWhole { database.readTables.withLock { $0[key] = table } }
+        return table
+    }
+
+    /// The model's table as it would be created, with no statement run: for describing SQL
+    /// (``Postgres/Queryable/sql(for:)``) whether or not the table exists.
+    func plannedTable<T: Model>(for type: T.Type) throws -> PostgresTable {
+        let schema = try ModelReflection.of(T.self)
+        var targets: [String: PostgresTable] = [:]
+        for relationship in schema.relationships {
+            func plan<Target: Model>(_ target: Target.Type) throws -> PostgresTable { try self.plannedTable(for: Target.self) }
+            targets[relationship.name] = try plan(relationship.target)
+        }
+        return try PostgresTable(schema: schema, properties: schema.properties, isWritable: false, targets: targets)
     }
 }
 
@@ -56,7 +116,7 @@ extension Postgres.Database {
                 preparing the table of \(model) (creating or changing it, its indexes or link tables) waited \(wait) for \
                 a lock another transaction holds. Tables are prepared on a connection of their own, so this can be the \
                 caller's own transaction, when it has written a table that \(model) refers to (a relationship's \
-                target) before the first use of \(model): use \(model) once before such a transaction. (\(error.message))
+                target) before the first save of \(model): save a value of \(model) once before such a transaction. (\(error.message))
                 """, sql: error.sql)
         }
     }
@@ -83,6 +143,9 @@ extension Postgres.Database {
                     """, binds)
                 if existing.isEmpty {
                     _ = try await session.rows(table.createTable)
+                    // Announced at commit: an observer of the model, which found no table,
+                    // follows it from now on.
+                    try await session.announceChange(of: table.schema.table)
                 } else {
                     var columns: [String: SchemaChange.Column] = [:]
                     for row in existing {
@@ -90,6 +153,14 @@ extension Postgres.Database {
                         columns[name] = SchemaChange.Column(
                             name: name, type: type, accepts: table.column(named: name).map { $0.kind.sqlType == type } ?? true,
                             isNotNull: !isNullable, hasDefault: hasDefault, isPrimaryKey: isPrimaryKey)
+                    }
+                    if !table.schema.relationships.isEmpty {
+                        let foreignKeys = try await session.rows("""
+                            SELECT a.attname::text FROM pg_constraint k JOIN pg_attribute a ON a.attrelid = k.conrelid AND a.attnum = ANY(k.conkey) \
+                            WHERE k.contype = 'f' AND k.conrelid = format('%I.%I', current_schema(), $1::text)::regclass
+                            """, binds).map { try $0.decode(String.self) }
+                        try SchemaChange.checkRelationshipColumns(
+                            of: table.schema, columns: Set(columns.keys), foreignKeys: Set(foreignKeys))
                     }
                     try await evolve(table, existing: columns, session: session)
                     if columns[Self.searchColumn] != nil, search == nil {
@@ -110,6 +181,14 @@ extension Postgres.Database {
                     """, names).map { try $0.decode(String.self) })
                 for statement in statements where !(Self.createdName(statement).map(existingNames.contains) ?? false) {
                     _ = try await session.rows(statement)
+                }
+                // New tables are observable at once where observation is set up (an observer may
+                // be waiting for them: it hears the creation, and then every row by id).
+                if existing.isEmpty {
+                    try await ChangeNotifications.createTriggersIfObserved(table: table.schema.table, idColumn: table.id.name, on: session)
+                }
+                for relationship in table.schema.relationships where relationship.isToMany && !existingNames.contains(relationship.linkTable) {
+                    try await ChangeNotifications.createTriggersIfObserved(table: relationship.linkTable, idColumn: "owner", on: session)
                 }
         }
     }

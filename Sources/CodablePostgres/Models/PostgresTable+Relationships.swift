@@ -50,9 +50,26 @@ extension PostgresTable {
     var graphTables: [String] {
         var names = [schema.table]
         for relationship in schema.relationships {
-            if relationship.isToMany { names.append(relationship.linkTable) }
+            // A table read as it is leaves out a link table that does not exist (no target then).
+            if relationship.isToMany, targets[relationship.name] != nil { names.append(relationship.linkTable) }
             for name in targets[relationship.name]?.graphTables ?? [] where !names.contains(name) { names.append(name) }
         }
+        return names
+    }
+
+    /// ``graphTables`` of a model whether or not its tables exist (from its declaration).
+    static func graphTables<T: Model>(of type: T.Type) throws -> [String] {
+        var names: [String] = []
+        func visit<Model: CodableModels.Model>(_ type: Model.Type) throws {
+            let schema = try ModelReflection.of(Model.self)
+            guard !names.contains(schema.table) else { return }
+            names.append(schema.table)
+            for relationship in schema.relationships {
+                if relationship.isToMany, !names.contains(relationship.linkTable) { names.append(relationship.linkTable) }
+                try visit(relationship.target)
+            }
+        }
+        try visit(T.self)
         return names
     }
 

@@ -106,7 +106,11 @@ struct PostgresTable: Sendable {
             members.append("\(SQLName.literal(column.name)), \(column.kind.toJSON(table + "." + column.quoted))")
         }
         for relationship in schema.relationships {
-            guard let target = targets[relationship.name] else { continue }
+            guard let target = targets[relationship.name] else {
+                // A table read as it is, without its link table: no links yet.
+                if relationship.isToMany { members.append("\(SQLName.literal(relationship.name)), '[]'::json") }
+                continue
+            }
             members.append("\(SQLName.literal(relationship.name)), \(relatedJSON(relationship, owner: table, ownerID: schema.id.name, target: target))")
         }
         if members.count <= 50 { return "json_build_object(\(members.joined(separator: ", ")))" }

@@ -123,7 +123,7 @@ extension Postgres.Queryable {
     /// // WHERE ("Person"."age" > $1::bigint)
     /// ```
     public func sql<T: Model & Sendable>(for filter: Filter<T>) async throws -> String {
-        let table = try await handle.session.table(for: T.self)
+        let table = try handle.session.plannedTable(for: T.self)
         var binds = PostgresBindings()
         return String(try filter.clauses(table: table, binds: &binds).dropFirst())
     }

@@ -161,21 +161,21 @@ extension Postgres.Session {
     }
 
     func get<T: Model>(with filter: Filter<T>) async throws -> [T] {
-        let table = try await table(for: T.self)
+        guard let table = try await readTable(for: T.self) else { return [] }
         var binds = PostgresBindings()
         let sql = table.select + (try filter.clauses(table: table, binds: &binds))
         return try decode(T.self, try await rows(sql, binds), sql: sql, table: table.schema.table)
     }
 
     func get<T: Model>(_ type: T.Type, id: T.ID) async throws -> T? {
-        let table = try await table(for: T.self)
+        guard let table = try await readTable(for: T.self) else { return nil }
         var binds = PostgresBindings()
         let sql = table.select + " WHERE \(table.id.quoted) = " + table.id.kind.parameter(try JSONForm.storedValue(id), &binds)
         return try decode(T.self, try await rows(sql, binds), sql: sql, table: table.schema.table).first
     }
 
     func count<T: Model>(with filter: Filter<T>) async throws -> Int {
-        let table = try await table(for: T.self)
+        guard let table = try await readTable(for: T.self) else { return 0 }
         var binds = PostgresBindings()
         let sql = filter.paging == nil
             ? "SELECT count(*) FROM \(table.quotedTable)" + (try filter.clauses(table: table, binds: &binds, includingOrderAndLimit: false))
@@ -184,7 +184,7 @@ extension Postgres.Session {
     }
 
     func delete<T: Model>(with filter: Filter<T>) async throws -> Int {
-        let table = try await table(for: T.self)
+        guard let table = try await readTable(for: T.self) else { return 0 }
         var binds = PostgresBindings()
         let condition = filter.paging == nil && filter.sorts.isEmpty
             ? try filter.clauses(table: table, binds: &binds, includingOrderAndLimit: false)
@@ -198,8 +198,7 @@ extension Postgres.Session {
     }
 
     func delete<T: Model>(_ type: T.Type, ids: [T.ID]) async throws -> Int {
-        guard !ids.isEmpty else { return 0 }
-        let table = try await table(for: T.self)
+        guard !ids.isEmpty, let table = try await readTable(for: T.self) else { return 0 }
         if !table.schema.relationships.isEmpty {
             return try await deleteGraph(table: table, ids: try ids.compactMap { Self.idText(try JSONForm.storedValue($0)) })
         }

@@ -27,7 +27,7 @@ import PostgresNIO
 /// observing it); a write to an observed table pays for its transition tables and one NOTIFY.
 enum ChangeNotifications {
     /// The channel the triggers notify and the listening connection listens to.
-    static let channel = "codablepostgres_changes"
+    static let channel = Postgres.Database.changesChannel
     /// How many ids a statement's notification names at most.
     static let idLimit = 1_000
 
@@ -114,59 +114,98 @@ enum ChangeNotifications {
 
     /// Makes `table` and every table its values are read from (``PostgresTable/graphTables``:
     /// link tables, which name rows by their owner's id, and related models' tables) notify.
-    static func install(on table: PostgresTable, in database: Postgres.Database) async throws {
-        try await install(table: table.schema.table, idColumn: table.id.name, model: table.schema.modelType, in: database)
+    /// Returns whether it made any table's triggers (else they were there: made when the table was
+    /// created, see ``createTriggersIfObserved(table:idColumn:on:)``, or by an earlier call).
+    @discardableResult
+    static func install(on table: PostgresTable, in database: Postgres.Database) async throws -> Bool {
+        var made = try await install(table: table.schema.table, idColumn: table.id.name, model: table.schema.modelType, in: database)
         for relationship in table.schema.relationships {
-            if relationship.isToMany {
-                try await install(table: relationship.linkTable, idColumn: "owner", model: table.schema.modelType, in: database)
+            if relationship.isToMany, table.targets[relationship.name] != nil {
+                made = try await install(table: relationship.linkTable, idColumn: "owner", model: table.schema.modelType, in: database) || made
             }
-            if let target = table.targets[relationship.name] { try await install(on: target, in: database) }
+            if let target = table.targets[relationship.name] { made = try await install(on: target, in: database) || made }
         }
+        return made
     }
 
     /// Creates the function (or brings it up to date) and the table's triggers when they are
     /// missing, in one transaction under an advisory lock, so that app instances doing it at
-    /// once take turns.
-    private static func install(table name: String, idColumn: String, model: Any.Type, in database: Postgres.Database) async throws {
-        guard !database.notifyingTables.withLock({ $0.contains(name) }) else { return }
-        let quotedTable = SQLName.quoted(name)
-        try await database.transaction { session in
-            var lock = PostgresBindings()
-            lock.append(Int64(bitPattern: SQLName.stableHash("CodablePostgres change notifications")))
-            _ = try await session.rows("SELECT pg_advisory_xact_lock($1)", lock)
-            guard let schema = try await session.rows("SELECT current_schema()::text").first?.decode(String.self) else {
-                throw ModelError(.unexpectedResult, model, "the server named no current schema to install change notifications in")
-            }
-            database.listener.follow(schema: schema)
-            _ = try await session.rows(markerTable)
-            var version = PostgresBindings()
-            version.append("%\(Self.version)%")
-            for (name, sql) in [("codablepostgres_notify", function(schema: schema)), ("codablepostgres_commit", commitFunction(schema: schema))] {
-                let current = try await session.integers("""
-                    SELECT count(*) FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace \
-                    WHERE n.nspname = current_schema() AND p.proname = '\(name)' AND p.prosrc LIKE $1
-                    """, version)
-                if current.first == 0 { _ = try await session.rows(sql) }
-            }
-            let hasMarker = try await session.integers(
-                "SELECT count(*) FROM pg_trigger WHERE tgrelid = to_regclass('codablepostgres_commits') AND tgname = 'codablepostgres_commit'")
-            if hasMarker.first == 0 { _ = try await session.rows(commitTrigger) }
-            var binds = PostgresBindings()
-            binds.append(quotedTable)
-            let names = triggers.map { "'\($0.name)'" }.joined(separator: ", ")
-            let existing = try await session.integers(
-                "SELECT count(*) FROM pg_trigger WHERE tgrelid = to_regclass($1) AND tgname IN (\(names))", binds)
-            guard existing.first != Int64(triggers.count) else { return }
-            let id = SQLName.literal(idColumn)
-            for trigger in triggers {
-                _ = try await session.rows("DROP TRIGGER IF EXISTS \(trigger.name) ON \(quotedTable)")
-                _ = try await session.rows("""
-                    CREATE TRIGGER \(trigger.name) AFTER \(trigger.event) ON \(quotedTable) \(trigger.referencing) \
-                    FOR EACH STATEMENT EXECUTE FUNCTION codablepostgres_notify(\(id))
-                    """)
-            }
+    /// once take turns. Whether it made the triggers.
+    private static func install(table name: String, idColumn: String, model: Any.Type, in database: Postgres.Database) async throws -> Bool {
+        guard !database.notifyingTables.withLock({ $0.contains(name) }) else { return false }
+        let made = try await database.transaction { session in
+            try await setUp(model: model, in: database, on: session)
+            return try await createTriggers(table: name, idColumn: idColumn, on: session)
         }
         database.notifyingTables.withLock { _ = $0.insert(name) }
+        return made
+    }
+
+    /// Sets up the schema for observation, if it is not: the functions, the marker table and its
+    /// trigger (under the advisory lock, in `session`'s transaction); the listener follows the
+    /// schema. An observer of a table that does not exist yet does this alone, so that the table
+    /// is made observable when it is created (``createTriggersIfObserved(table:idColumn:on:)``).
+    static func setUp(model: Any.Type, in database: Postgres.Database, on session: Postgres.Session) async throws {
+        try await takeLock(on: session)
+        guard let schema = try await session.rows("SELECT current_schema()::text").first?.decode(String.self) else {
+            throw ModelError(.unexpectedResult, model, "the server named no current schema to install change notifications in")
+        }
+        database.listener.follow(schema: schema)
+        _ = try await session.rows(markerTable)
+        var version = PostgresBindings()
+        version.append("%\(Self.version)%")
+        for (name, sql) in [("codablepostgres_notify", function(schema: schema)), ("codablepostgres_commit", commitFunction(schema: schema))] {
+            let current = try await session.integers("""
+                SELECT count(*) FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace \
+                WHERE n.nspname = current_schema() AND p.proname = '\(name)' AND p.prosrc LIKE $1
+                """, version)
+            if current.first == 0 { _ = try await session.rows(sql) }
+        }
+        let hasMarker = try await session.integers(
+            "SELECT count(*) FROM pg_trigger WHERE tgrelid = to_regclass('codablepostgres_commits') AND tgname = 'codablepostgres_commit'")
+        if hasMarker.first == 0 { _ = try await session.rows(commitTrigger) }
+    }
+
+    /// The table's four triggers, when they are missing; whether it made them.
+    private static func createTriggers(table name: String, idColumn: String, on session: Postgres.Session) async throws -> Bool {
+        let quotedTable = SQLName.quoted(name)
+        var binds = PostgresBindings()
+        binds.append(quotedTable)
+        let names = triggers.map { "'\($0.name)'" }.joined(separator: ", ")
+        let existing = try await session.integers(
+            "SELECT count(*) FROM pg_trigger WHERE tgrelid = to_regclass($1) AND tgname IN (\(names))", binds)
+        guard existing.first != Int64(triggers.count) else { return false }
+        let id = SQLName.literal(idColumn)
+        for trigger in triggers {
+            _ = try await session.rows("DROP TRIGGER IF EXISTS \(trigger.name) ON \(quotedTable)")
+            _ = try await session.rows("""
+                CREATE TRIGGER \(trigger.name) AFTER \(trigger.event) ON \(quotedTable) \(trigger.referencing) \
+                FOR EACH STATEMENT EXECUTE FUNCTION codablepostgres_notify(\(id))
+                """)
+        }
+        return true
+    }
+
+    /// The transaction-scoped advisory lock under which the schema is set up for observation and
+    /// triggers are made: instances doing it at once take turns.
+    private static func takeLock(on session: Postgres.Session) async throws {
+        var lock = PostgresBindings()
+        lock.append(Int64(bitPattern: SQLName.stableHash("CodablePostgres change notifications")))
+        _ = try await session.rows("SELECT pg_advisory_xact_lock($1)", lock)
+    }
+
+    /// In the transaction that creates a table (and its link tables): when the schema is set up
+    /// for observation (the notify function is there: some instance observes, or observed, a model
+    /// in it), the new table gets its triggers at once, so an observer that began before the table
+    /// existed hears its first rows by id.
+    static func createTriggersIfObserved(table name: String, idColumn: String, on session: Postgres.Session) async throws {
+        // After a set-up in progress commits (it holds the same lock), or before it begins.
+        try await takeLock(on: session)
+        let observed = try await session.integers("""
+            SELECT count(*) FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace \
+            WHERE n.nspname = current_schema() AND p.proname = 'codablepostgres_notify'
+            """)
+        if observed.first ?? 0 > 0 { _ = try await createTriggers(table: name, idColumn: idColumn, on: session) }
     }
 
     /// One notification: what one statement of a committed transaction changed.
@@ -215,10 +254,7 @@ enum ChangeNotifications {
                 switch statement.kind {
                 case "I": batch.inserted.formUnion(new)
                 case "D": batch.deleted.formUnion(old)
-                default:
-                    batch.updated.formUnion(new.intersection(old))
-                    batch.inserted.formUnion(new.subtracting(old))
-                    batch.deleted.formUnion(old.subtracting(new))
+                default: batch.noteUpdate(old: old, new: new)
                 }
             }
             return batch
@@ -241,10 +277,7 @@ extension Postgres.Transaction {
     /// in a way its rows do not show (CodableSync's shares: who may read them changed). For a
     /// transaction that writes no observed table itself.
     package func announceChange(of table: String) async throws {
-        try await execute("""
-            SELECT pg_notify($1, json_build_object('x', txid_current()::text, 's', current_schema(), 't', $2::text, 'e', '*')::text),
-                   pg_notify($1, json_build_object('x', txid_current()::text, 't', '', 'e', '.')::text)
-            """, [ChangeNotifications.channel, table])
+        try await session.announceChange(of: table)
     }
 }
 #endif

@@ -25,7 +25,9 @@ extension Postgres.Database {
     }
 
     private func notifyingTables<T: Model & Sendable>(of type: T.Type) async throws -> Set<String> {
-        try await startNotifying(type)
+        // The signals' owner (the sync server) writes the tables: they are prepared, then followed.
+        _ = try await session.table(for: type)
+        return try await startNotifying(type).tables
     }
 }
 

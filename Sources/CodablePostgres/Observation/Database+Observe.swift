@@ -15,9 +15,10 @@ extension Postgres.Database: ObservableModelStore {
     /// to 2 s) until the server answers: a restarted server pauses an observation, it does not
     /// end it. Any other failure ends it with that error.
     ///
-    /// The first iteration creates the table if needed and the triggers that notify its changes
-    /// (see "Observing changes" in the CodablePostgres overview), and opens the database's
-    /// listening connection.
+    /// The first iteration creates the triggers that notify the table's changes (see "Observing
+    /// changes" in the CodablePostgres overview) and opens the database's listening connection.
+    /// It creates no table: a missing table reads as empty, and its creation by any client of
+    /// the library reads again.
     public func observe<T: Model & Sendable>(_ filter: Filter<T>) -> ObservedValues<[T]> {
         liveQuery(T.self, when: { _ in true }) { database in try await database.get(with: filter) }
     }
@@ -62,8 +63,17 @@ extension Postgres.Database: ObservableModelStore {
         let schema = try ModelReflection.of(T.self)
         let feed = BatchFeed<T.ID>(table: schema.table, listener: listener)
         do {
-            try await startNotifying(T.self)
+            if try await !startNotifying(T.self).hasTable {
+                // The table does not exist yet: its creation is announced (see untilComplete).
+                feed.untilComplete { [weak self] in
+                    guard let started = try await self?.startNotifying(T.self) else { return (true, false) }
+                    return (started.hasTable, started.madeTriggers)
+                }
+            }
             try await listener.subscribe(feed)
+            // Created while this began listening (its announcement may have gone before): checked
+            // again now that nothing more can be missed.
+            feed.checkCreation()
         } catch {
             feed.cancel()
             throw error
@@ -71,13 +81,22 @@ extension Postgres.Database: ObservableModelStore {
         return ObservedValues(running: feed)
     }
 
-    /// Makes sure the model's table exists and that it, and every table its values are read from
-    /// (link tables, related models'), notify their changes; returns those tables.
+    /// Makes the model's table, and every table its values are read from (link tables, related
+    /// models'), notify their changes, as far as they exist: an observation creates no model
+    /// table. For a missing one it sets the schema up for observation, so that its creation (by
+    /// any instance) makes it notify at once and is announced on the listening channel. Returns
+    /// the tables to follow, the missing ones included, whether the model's own table exists,
+    /// whether they all exist and notify, and whether this call made triggers (rows written
+    /// before then were not named).
     @discardableResult
-    func startNotifying<T: Model>(_ type: T.Type) async throws -> Set<String> {
-        let table = try await session.table(for: T.self)
-        try await ChangeNotifications.install(on: table, in: self)
-        return Set(table.graphTables)
+    func startNotifying<T: Model>(_ type: T.Type) async throws -> (tables: Set<String>, hasTable: Bool, isComplete: Bool, madeTriggers: Bool) {
+        let names = Set(try PostgresTable.graphTables(of: T.self))
+        guard let table = try await session.readTable(for: T.self) else {
+            try await transaction { session in try await ChangeNotifications.setUp(model: T.self, in: self, on: session) }
+            return (names, false, false, false)
+        }
+        let made = try await ChangeNotifications.install(on: table, in: self)
+        return (names, true, Set(table.graphTables) == names, made)
     }
 
     /// A live query of `read` that reads again after the commits `when` accepts (and after a lost
@@ -96,10 +115,18 @@ extension Postgres.Database: ObservableModelStore {
                     guard let self else { throw RereadLoop<Value>.Ended() }
                     do {
                         // Listening first, then the first read: no commit between the two is missed.
+                        // Until every table exists, each read tries again (a creation is announced).
                         if subscription.needsRegistering {
-                            subscription.follow(try await startNotifying(T.self))
+                            var started = try await startNotifying(T.self)
+                            subscription.follow(started.tables)
                             try await listener.subscribe(subscription)
-                            subscription.registered()
+                            if !started.isComplete {
+                                // A table created while this began listening (its announcement
+                                // may have gone before): made to notify now, before the read.
+                                started = try await startNotifying(T.self)
+                                subscription.follow(started.tables)
+                            }
+                            if started.isComplete { subscription.registered() }
                         }
                         return try await read(self)
                     } catch let error as Postgres.Error where error.code == .connection {
@@ -176,17 +203,55 @@ private final class BatchFeed<ID: Decodable & Hashable & Sendable>: ChangeSubscr
     var wantsWholeTransactions: Bool { true }
     private let listener: Listener
     private let mailbox = Mailbox<ChangeBatch<ID>>(.everyElement)
+    /// While the table is missing: what makes it notify once it exists (whether it all does now,
+    /// and whether it made triggers then).
+    private let completion = Locked<(@Sendable () async throws -> (isComplete: Bool, madeTriggers: Bool))?>(nil)
 
     init(table: String, listener: Listener) {
         self.table = table
         self.listener = listener
     }
 
+    func untilComplete(_ complete: @escaping @Sendable () async throws -> (isComplete: Bool, madeTriggers: Bool)) {
+        completion.withLock { $0 = complete }
+    }
+
     func committed(_ commit: ChangeNotifications.TableCommit) {
-        mailbox.put(commit.batch(as: ID.self))
+        // While the table is missing, a commit naming no rows of it is its creation, announced.
+        guard completion.withLock({ $0 }) != nil, commit.statements.allSatisfy({ $0.kind == "*" }) else {
+            mailbox.put(commit.batch(as: ID.self))
+            return
+        }
+        checkCreation()
+    }
+
+    /// While the table is missing: whether it exists now. Its creator made it notify when the
+    /// schema was set up for observation (this sequence did that); else the triggers are made
+    /// now, and a batch that names no ids stands for the rows written before them.
+    func checkCreation() {
+        guard let complete = completion.withLock({ $0 }) else { return }
+        Task { [weak self] in
+            // A lost connection is not the end (as for live queries): tried again.
+            var delay = Duration.milliseconds(50)
+            while let feed = self, !feed.mailbox.isClosed {
+                do {
+                    let (exists, madeTriggers) = try await complete()
+                    if exists { feed.completion.withLock { $0 = nil } }
+                    if madeTriggers { feed.mailbox.put(ChangeBatch(inserted: [], updated: [], deleted: [], isComplete: false)) }
+                    return
+                } catch let error as Postgres.Error where error.code == .connection {
+                    try? await Task.sleep(for: delay)
+                    delay = min(delay * 2, .seconds(2))
+                } catch {
+                    _ = feed.mailbox.close(with: error)
+                    return
+                }
+            }
+        }
     }
 
     func resumed() {
+        checkCreation()
         mailbox.put(ChangeBatch(inserted: [], updated: [], deleted: [], isComplete: false))
     }
 

@@ -144,7 +144,7 @@ final class Listener: @unchecked Sendable {  // mutable state is guarded by `loc
             } catch {
                 if Task.isCancelled { break }
                 if isCurrent(current) {
-                    failWaiters(with: Postgres.Error.from(error, sql: "LISTEN \(ChangeNotifications.channel)"))
+                    failWaiters(with: Postgres.Error.from(error, sql: "LISTEN \(ChangeNotifications.channel)", isClosed: false))
                 }
             }
             lock.withLock { if generation == current { isListening = false } }

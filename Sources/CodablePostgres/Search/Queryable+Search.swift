@@ -32,6 +32,8 @@ extension Postgres.Session {
     func search<T: Model>(for text: String, in filter: Filter<T>, limit: Int?) async throws -> [SearchHit<T>] {
         let plan = try SearchPlan.of(T.self)
         let query = SearchText(text)
+        // A model never saved has nothing to find, and a search creates no table.
+        guard try await readTable(for: T.self) != nil else { return [] }
         var table = try await table(for: T.self)
         if database.searchSignatures.withLock({ $0[plan.table] }) != plan.signature {
             // Another declaration of the same table was prepared since: this one's column again.

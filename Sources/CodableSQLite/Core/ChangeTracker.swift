@@ -68,12 +68,14 @@ final class ChangeTracker {
         }
     }
 
-    /// A temporary trigger reported the key of a changed row (1 insert, 2 update, 3 delete).
+    /// A temporary trigger reported the key of a changed row (1 insert, 2 update (the key after),
+    /// 3 delete, 4 update (the key before)).
     func noteKey(table: String, operation: Int32, key: SQLite.Value) {
         let name = table.lowercased()
         switch operation {
         case 1: levels[top].changes.tables[name, default: DatabaseChanges.Table()].insertedKeys.append(key)
         case 3: levels[top].changes.tables[name, default: DatabaseChanges.Table()].deletedKeys.append(key)
+        case 4: levels[top].changes.tables[name, default: DatabaseChanges.Table()].updatedOldKeys.append(key)
         default: levels[top].changes.tables[name, default: DatabaseChanges.Table()].updatedKeys.append(key)
         }
     }
@@ -179,6 +181,7 @@ extension DatabaseChanges.Table {
         hasRowsWithoutRowID = hasRowsWithoutRowID || other.hasRowsWithoutRowID
         insertedKeys += other.insertedKeys
         updatedKeys += other.updatedKeys
+        updatedOldKeys += other.updatedOldKeys
         deletedKeys += other.deletedKeys
     }
 }

@@ -5,20 +5,20 @@ extension SQLite {
     /// let columns = try db.columns(in: "people")
     /// columns.map(\.name)   // ["id", "name", "age"]
     /// ```
-    package struct Column: Hashable, Sendable {
+    public struct Column: Hashable, Sendable {
         /// The column name.
-        package var name: String
+        public var name: String
         /// The declared type, such as `INTEGER` or `TEXT`; empty for an untyped column.
-        package var type: String
+        public var type: String
         /// Whether the column is declared `NOT NULL`.
-        package var isNotNull: Bool
+        public var isNotNull: Bool
         /// The default value as SQL text, such as `'draft'` or `0`, if any.
-        package var defaultValue: String?
+        public var defaultValue: String?
         /// The column's position in the primary key, from 1; 0 when it is not part of it.
-        package var primaryKeyPosition: Int
+        public var primaryKeyPosition: Int
 
         /// A column description.
-        package init(name: String, type: String, isNotNull: Bool, defaultValue: String?, primaryKeyPosition: Int) {
+        public init(name: String, type: String, isNotNull: Bool, defaultValue: String?, primaryKeyPosition: Int) {
             self.name = name
             self.type = type
             self.isNotNull = isNotNull
@@ -35,7 +35,7 @@ extension SQLite.Database {
     /// ```swift
     /// if try db.userVersion < 2 { … migrate … ; try db.setUserVersion(2) }
     /// ```
-    package var userVersion: Int {
+    public var userVersion: Int {
         get throws {
             try withReader { connection in
                 try connection.execute("PRAGMA user_version").first?["user_version"]?.intValue ?? 0
@@ -48,7 +48,7 @@ extension SQLite.Database {
     /// ```swift
     /// try db.setUserVersion(3)
     /// ```
-    package func setUserVersion(_ version: Int) throws {
+    public func setUserVersion(_ version: Int) throws {
         guard let version = Int32(exactly: version) else {
             throw SQLite.Error(code: .range, message: "user_version must fit in 32 bits, got \(version)")
         }
@@ -62,7 +62,7 @@ extension SQLite.Database {
     /// ```swift
     /// try db.tables()   // ["people", "tasks"]
     /// ```
-    package func tables() throws -> [String] {
+    public func tables() throws -> [String] {
         let rows = try read("""
             SELECT name FROM sqlite_schema
             WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'
@@ -78,7 +78,7 @@ extension SQLite.Database {
     /// ```
     ///
     /// - Throws: ``SQLite/Error`` when there is no such table.
-    package func columns(in table: String) throws -> [SQLite.Column] {
+    public func columns(in table: String) throws -> [SQLite.Column] {
         let columns = try withReader { try $0.columns(in: table) }
         if columns.isEmpty {
             throw SQLite.Error(code: .error, message: "no such table: \(table)")

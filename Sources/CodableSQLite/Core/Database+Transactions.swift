@@ -29,7 +29,7 @@ extension SQLite.Database {
     /// db.hasOpenTransactions                          // false
     /// try db.inTransaction { tx in tx.hasOpenTransactions }  // true
     /// ```
-    var hasOpenTransactions: Bool {
+    public var hasOpenTransactions: Bool {
         guard let connection = HeldConnections.current.connection(of: ObjectIdentifier(self)),
               connection === writer
         else { return false }

@@ -79,6 +79,8 @@ struct DatabaseChanges: Sendable {
         /// someone follows with `changes(to:)`).
         var insertedKeys: [SQLite.Value] = []
         var updatedKeys: [SQLite.Value] = []
+        /// The keys updated rows had before (with ``updatedKeys``, the keys after).
+        var updatedOldKeys: [SQLite.Value] = []
         var deletedKeys: [SQLite.Value] = []
 
         var isEmpty: Bool {

@@ -10,15 +10,16 @@ extension SQLite.Database {
     /// try db.store([MyData(int: 1, date: Date())], forKey: "records")   // arrays of structs too
     /// ```
     ///
-    /// Single values are stored as SQLite stores them (a `Double` as REAL), others as JSON text,
-    /// following the same storage rules as columns, so values come back exactly.
+    /// Every value is stored as its JSON text, the form `Postgres.Database` stores (as `jsonb`)
+    /// under the same table name, so a store copied from one engine to the other reads the same
+    /// values; values come back exactly (a `Double` by its shortest exact decimal).
     @available(*, noasync, message: "blocks its thread; in async code call the async form with await. Top-level code (main.swift) that awaits gets this form even with await: move the calls into an async function")
     public func store<T: Encodable>(_ value: T, forKey key: String) throws {
-        let stored = try ValueEncoder.value(for: value, at: .root, options: EncodingOptions())
+        let stored = SQLite.Value.text(try JSONForm.encode(value))
         try withWriter { connection in
             if !models.hasKeyValueTable(includingUncommitted: true) {
                 try connection.execute(
-                    "CREATE TABLE IF NOT EXISTS \(Self.keyValueTable) (key TEXT PRIMARY KEY NOT NULL, value) WITHOUT ROWID")
+                    "CREATE TABLE IF NOT EXISTS \(Self.keyValueTable) (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL) WITHOUT ROWID")
                 models.noteKeyValueTable(committed: connection.isAutocommit)
             }
             try connection.withStatement(
@@ -59,9 +60,21 @@ extension SQLite.Database {
             return try connection.withStatement("SELECT value FROM \(Self.keyValueTable) WHERE key = ?") { statement in
                 try statement.bind([.text(key)])
                 guard try statement.step() else { return nil }
-                // The column holds one value (JSON text for containers): decode it as that value,
-                // not as a row whose columns are T's keys.
-                return try statement.decodeColumnValue(T.self, options: DecodingOptions())
+                guard statement.type(at: 0) == .text else {
+                    // A value stored by a version before the JSON form (a number as SQLite stores
+                    // it): decoded as a column's value.
+                    return try statement.decodeColumnValue(T.self, options: DecodingOptions())
+                }
+                let json = statement.withUTF8(at: 0) { bytes in
+                    Result { try JSONForm.decode(T.self, from: UnsafeRawBufferPointer(bytes), source: "key-value store", label: key) }
+                }
+                switch json {
+                case .success(let value): return value
+                case .failure(let error):
+                    // Text an earlier version stored as it was (a string that is not JSON).
+                    guard let value = try? statement.decodeColumnValue(T.self, options: DecodingOptions()) else { throw error }
+                    return value
+                }
             }
         }
     }

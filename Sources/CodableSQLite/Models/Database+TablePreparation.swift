@@ -85,25 +85,12 @@ extension SQLite.Database {
         return found
     }
 
-    /// Refuses a table written before a property became a relationship: its column holds the
-    /// related value as JSON, which reading as a link would silently lose.
+    /// Refuses a table whose column holds a relationship as JSON (``SchemaChange``'s rule), from
+    /// the catalog: the table's columns and its foreign keys.
     private func checkRelationshipColumns(_ schema: ModelReflection, existing: [String: SQLite.Column], on connection: RawConnection) throws {
         guard !schema.relationships.isEmpty else { return }
-        let table = SQLName.quoted(schema.table)
-        let foreignKeys = Set(try connection.execute("PRAGMA foreign_key_list(\(table))").compactMap { $0["from"]?.stringValue })
-        for relationship in schema.relationships {
-            guard existing[relationship.name] != nil else { continue }
-            if relationship.isToMany || !foreignKeys.contains(relationship.name) {
-                let target = relationship.target
-                throw ModelError(.schemaMismatch, schema.modelType, """
-                    has the relationship `\(relationship.name)` (\(relationship.isToMany ? "[\(target)]" : "\(target)")), but column \
-                    "\(relationship.name)" of table \(table) holds it as JSON, from a version that stored it inside the row. \
-                    Reading it as a relationship would lose that data. Migrate it (SQLite.Migrator): save the values \
-                    decoded from the JSON as \(target) values, then drop the column (\
-                    ALTER TABLE \(table) DROP COLUMN "\(relationship.name)"); or rename the table with `static var tableName`.
-                    """)
-            }
-        }
+        let foreignKeys = try connection.execute("PRAGMA foreign_key_list(\(SQLName.quoted(schema.table)))").compactMap { $0["from"]?.stringValue }
+        try SchemaChange.checkRelationshipColumns(of: schema, columns: Set(existing.keys), foreignKeys: Set(foreignKeys))
     }
 
     /// Brings the table in line with the model, as `SchemaChange` decides (the rules both engines

@@ -58,11 +58,12 @@ extension SQLite.Database {
                 guard let table = changes.tables[name] else { return nil }
                 if database.keyTriggers.isInstalled(schema) {
                     return try await database.performRead { raw in
-                        ChangeBatch(
-                            inserted: try raw.decodeKeys(table.insertedKeys, as: T.ID.self),
-                            updated: try raw.decodeKeys(table.updatedKeys, as: T.ID.self),
-                            deleted: try raw.decodeKeys(table.deletedKeys, as: T.ID.self),
-                            isComplete: !table.hasRowsWithoutRowID)
+                        var batch = ChangeBatch(
+                            inserted: try raw.decodeKeys(table.insertedKeys, as: T.ID.self), updated: [],
+                            deleted: try raw.decodeKeys(table.deletedKeys, as: T.ID.self), isComplete: !table.hasRowsWithoutRowID)
+                        batch.noteUpdate(
+                            old: try raw.decodeKeys(table.updatedOldKeys, as: T.ID.self), new: try raw.decodeKeys(table.updatedKeys, as: T.ID.self))
+                        return batch
                     }
                 }
                 // The table was created after the sequence: this commit's rows are found by
@@ -193,9 +194,10 @@ final class KeyTriggers: Sendable {
         let id = SQLName.quoted(schema.id.name)
         let literal = SQLName.literal(schema.table)
         let note = keyNoteFunction
-        return [("insert", "INSERT", "new", 1), ("update", "UPDATE", "new", 2), ("delete", "DELETE", "old", 3)].map { name, event, row, code in
-            "CREATE TEMP TRIGGER IF NOT EXISTS \(triggerName(schema, name)) AFTER \(event) ON main.\(table) "
-                + "BEGIN SELECT \(note)(\(literal), \(code), \(row).\(id)); END;"
+        // An update reports the key before and after (ChangeBatch.noteUpdate tells an id change).
+        return [("insert", "INSERT", "\(note)(\(literal), 1, new.\(id))"), ("delete", "DELETE", "\(note)(\(literal), 3, old.\(id))"),
+                ("update", "UPDATE", "\(note)(\(literal), 2, new.\(id)), \(note)(\(literal), 4, old.\(id))")].map { name, event, calls in
+            "CREATE TEMP TRIGGER IF NOT EXISTS \(triggerName(schema, name)) AFTER \(event) ON main.\(table) BEGIN SELECT \(calls); END;"
         }.joined(separator: "\n")
     }
 

@@ -1,3 +1,5 @@
+import Dispatch
+
 extension SQLite.Database {
     // MARK: SQL
 
@@ -148,3 +150,29 @@ extension SQLite.Database {
 }
 
 extension SQLite.Database: ObservableModelStore {}
+
+extension SQLite.Database {
+    /// Calls `onChange` on `queue` with the rows of `sql`: first the current rows, then the new
+    /// rows after each commit that changes them. The callback form of ``observe(rowsOf:arguments:)``;
+    /// the observation runs until the token is cancelled or released.
+    ///
+    /// ```swift
+    /// let token = try db.observe("SELECT * FROM tasks", queue: .main) { rows in tableView.reload(rows) }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - sql: the query to observe.
+    ///   - arguments: its named arguments.
+    ///   - queue: where `onChange` and `onError` are called.
+    ///   - onError: called on `queue` if a read fails (the table was dropped); the observation then ends.
+    ///   - onChange: called on `queue` with the rows.
+    /// - Throws: ``SQLite/Error`` when the SQL cannot be prepared, before anything is observed.
+    public func observe(
+        _ sql: SQL, arguments: SQLiteArguments = [:], queue: DispatchQueue = .main,
+        onError: (@Sendable (any Error) -> Void)? = nil,
+        _ onChange: @escaping @Sendable ([SQLiteRow]) -> Void
+    ) throws -> ObservationToken {
+        _ = try readRegion(of: sql)   // fails now for SQL that cannot run
+        return observe(rowsOf: sql, arguments: arguments).sink(queue: queue, onError: onError, onChange)
+    }
+}

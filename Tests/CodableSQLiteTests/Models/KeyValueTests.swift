@@ -98,7 +98,26 @@ struct KeyValueTests {
         let db = try ModelFixtures.memory()
         try db.store(173813.5345, forKey: "myKey")
         #expect(try db.value(Double.self, forKey: "myKey") == 173813.5345)
-        #expect(try db.read("SELECT typeof(value) AS t FROM codablesqlite_values")[0]["t"] == .text("real"))
+        // Its JSON text, as PostgreSQL stores it (jsonb).
+        #expect(try db.read("SELECT value FROM codablesqlite_values")[0]["value"] == .text("173813.5345"))
+    }
+
+    @Test func valuesStoredBeforeTheJSONFormStillRead() throws {
+        let db = try ModelFixtures.memory()
+        // The table as earlier versions made it: single values as SQLite stores them.
+        try db.execute(raw: "CREATE TABLE codablesqlite_values (key TEXT PRIMARY KEY NOT NULL, value) WITHOUT ROWID")
+        try db.write("INSERT INTO codablesqlite_values VALUES ('real', 1.5), ('int', 7), ('text', 'plain words'), ('digits', '123'), "
+            + "('home', '{\"city\":\"Oslo\",\"zip\":150}'), ('none', NULL)")
+        #expect(try db.value(Double.self, forKey: "real") == 1.5)
+        #expect(try db.value(Int.self, forKey: "int") == 7)
+        #expect(try db.value(String.self, forKey: "text") == "plain words")
+        #expect(try db.value(String.self, forKey: "digits") == "123")
+        #expect(try db.value(Address.self, forKey: "home") == Address(city: "Oslo", zip: 150))
+        #expect(try db.value(Int?.self, forKey: "none") == .some(nil))
+        // Written again, a value takes the JSON form.
+        try db.store(2.5, forKey: "real")
+        #expect(try db.read("SELECT value FROM codablesqlite_values WHERE key = 'real'")[0]["value"] == .text("2.5"))
+        #expect(try db.value(Double.self, forKey: "real") == 2.5)
     }
 
     @Test func missingKeyIsNil() throws {
@@ -167,7 +186,7 @@ struct KeyValueTests {
     @Test func aStoredNilIsSomeNilAndAMissingKeyIsNil() throws {
         let db = try ModelFixtures.memory()
         try db.store(nil as Int?, forKey: "limit")
-        #expect(try db.read("SELECT typeof(value) AS t FROM codablesqlite_values")[0]["t"] == .text("null"))
+        #expect(try db.read("SELECT value FROM codablesqlite_values")[0]["value"] == .text("null"))
         let stored = try db.value(Int?.self, forKey: "limit")
         #expect(stored == .some(nil))
         #expect(try db.value(Int?.self, forKey: "missing") == nil)
