@@ -154,6 +154,30 @@ package struct ModelReflection: @unchecked Sendable {  // immutable after creati
     }
 }
 
+extension ModelReflection {
+    /// The tables a value of `type` is read from, from its declaration alone (whether or not they
+    /// exist): its own, each to-many's link table and, through its relationships, its targets'
+    /// (each once, in that order). Observing the model observes these tables, on both engines.
+    ///
+    /// ```swift
+    /// try ModelReflection.graphTables(of: Movie.self)   // ["movies", "movies.cast", "people"]
+    /// ```
+    package static func graphTables<T: Model>(of type: T.Type) throws -> [String] {
+        var names: [String] = []
+        func visit<Visited: Model>(_ type: Visited.Type) throws {
+            let schema = try ModelReflection.of(Visited.self)
+            guard !names.contains(schema.table) else { return }
+            names.append(schema.table)
+            for relationship in schema.relationships {
+                if relationship.isToMany, !names.contains(relationship.linkTable) { names.append(relationship.linkTable) }
+                try visit(relationship.target)   // reflection refuses graphs with cycles, and a table is visited once
+            }
+        }
+        try visit(T.self)
+        return names
+    }
+}
+
 /// The id of a model value, as stored (an `any Model` opens to its concrete type).
 package func storedID<M: Model>(of value: M) throws -> StoredValue {
     try ValueEncoder.value(for: value.id, at: .root, options: EncodingOptions())

@@ -206,3 +206,16 @@ package enum DeleteRules {
         return cascades
     }
 }
+
+extension DeleteRules {
+    /// The refusal of a delete that a foreign key stopped: rows still refer to the value, through
+    /// a non-optional to-one relationship (whose foreign key neither cascades nor nullifies) or a
+    /// foreign key of the app's own. One message on both engines; `detail` is the engine's own.
+    package static func stillReferenced(_ model: Any.Type, detail: String) -> ModelError {
+        ModelError(.deleteDenied, model, """
+            cannot be deleted: other rows still refer to it, through a non-optional relationship (a property of \
+            type \(model), not \(model)?) or a foreign key of your own. Delete or change them first, or make the \
+            property optional so that it becomes nil. (\(detail))
+            """)
+    }
+}

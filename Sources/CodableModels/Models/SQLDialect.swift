@@ -137,6 +137,33 @@ extension Filter {
     }
 }
 
+extension Filter {
+    /// Whether the filter has a sort order or a page, which a count and a delete keep to.
+    package var hasOrderOrPage: Bool { !sorts.isEmpty || paging != nil }
+
+    /// The statement that counts the values this filter matches, within its page when it has
+    /// one (decided once for both engines; the order does not change a count, so it is left out).
+    ///
+    /// ```swift
+    /// Filter<Person>().limit(10, page: 3).countSQL(table: "\"people\"", in: &dialect)
+    /// // SELECT count(*) FROM (SELECT 1 FROM "people" LIMIT ? OFFSET ?) AS page
+    /// ```
+    package func countSQL<Dialect: SQLDialect>(table: String, in dialect: inout Dialect) throws -> String {
+        let condition = try clauses(in: &dialect, includingOrderAndLimit: false)
+        guard let paging else { return "SELECT count(*) FROM \(table)\(condition)" }
+        let count = dialect.bind(integer: Int64(paging.count)), offset = dialect.bind(integer: Int64(paging.offset))
+        return "SELECT count(*) FROM (SELECT 1 FROM \(table)\(condition) LIMIT \(count) OFFSET \(offset)) AS page"
+    }
+
+    /// The condition (` WHERE …`) of a delete of the values this filter matches: its condition
+    /// on the table, or, when it has an order or a page, the ids of the rows a read of the filter
+    /// returns (the first ten by date are the ten a `get` returns). Decided once for both engines.
+    package func deleteCondition<Dialect: SQLDialect>(table: String, id: String, in dialect: inout Dialect) throws -> String {
+        guard hasOrderOrPage else { return try clauses(in: &dialect, includingOrderAndLimit: false) }
+        return " WHERE \(id) IN (SELECT \(id) FROM \(table)\(try clauses(in: &dialect)))"
+    }
+}
+
 extension FilterTree {
     package func sql<Dialect: SQLDialect>(in dialect: inout Dialect, root: Any.Type) throws -> String {
         switch self {

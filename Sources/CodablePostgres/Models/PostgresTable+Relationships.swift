@@ -57,22 +57,6 @@ extension PostgresTable {
         return names
     }
 
-    /// ``graphTables`` of a model whether or not its tables exist (from its declaration).
-    static func graphTables<T: Model>(of type: T.Type) throws -> [String] {
-        var names: [String] = []
-        func visit<Model: CodableModels.Model>(_ type: Model.Type) throws {
-            let schema = try ModelReflection.of(Model.self)
-            guard !names.contains(schema.table) else { return }
-            names.append(schema.table)
-            for relationship in schema.relationships {
-                if relationship.isToMany, !names.contains(relationship.linkTable) { names.append(relationship.linkTable) }
-                try visit(relationship.target)
-            }
-        }
-        try visit(T.self)
-        return names
-    }
-
     /// The relationship whose link table is `link`.
     func relationship(linkTable link: String) -> Relationship? {
         schema.relationships.first { $0.isToMany && $0.linkTable == link }

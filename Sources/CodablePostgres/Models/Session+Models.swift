@@ -176,19 +176,16 @@ extension Postgres.Session {
 
     func count<T: Model>(with filter: Filter<T>) async throws -> Int {
         guard let table = try await readTable(for: T.self) else { return 0 }
-        var binds = PostgresBindings()
-        let sql = filter.paging == nil
-            ? "SELECT count(*) FROM \(table.quotedTable)" + (try filter.clauses(table: table, binds: &binds, includingOrderAndLimit: false))
-            : "SELECT count(*) FROM (SELECT 1 FROM \(table.quotedTable)\(try filter.clauses(table: table, binds: &binds))) AS x"
-        return Int(try await integers(sql, binds).first ?? 0)
+        var dialect = PostgresDialect(table: table, binds: PostgresBindings())
+        let sql = try filter.countSQL(table: table.quotedTable, in: &dialect)
+        return Int(try await integers(sql, dialect.binds).first ?? 0)
     }
 
     func delete<T: Model>(with filter: Filter<T>) async throws -> Int {
         guard let table = try await readTable(for: T.self) else { return 0 }
-        var binds = PostgresBindings()
-        let condition = filter.paging == nil && filter.sorts.isEmpty
-            ? try filter.clauses(table: table, binds: &binds, includingOrderAndLimit: false)
-            : " WHERE \(table.id.quoted) IN (SELECT \(table.id.quoted) FROM \(table.quotedTable)\(try filter.clauses(table: table, binds: &binds)))"
+        var dialect = PostgresDialect(table: table, binds: PostgresBindings())
+        let condition = try filter.deleteCondition(table: table.quotedTable, id: table.id.quoted, in: &dialect)
+        let binds = dialect.binds
         if !table.schema.relationships.isEmpty {
             // The rows' ids first (locked), so that the delete rules see exactly the rows deleted.
             let ids = try await rows("SELECT \(table.id.quoted)::text FROM \(table.quotedTable)\(condition) FOR UPDATE", binds).map { try $0.decode(String.self) }
@@ -215,12 +212,7 @@ extension Postgres.Session {
         do {
             return Int(try await integers(sql, binds).first ?? 0)
         } catch let error as Postgres.Error where error.sqlState == "23503" {
-            let model = table.schema.modelType
-            throw ModelError(.deleteDenied, model, """
-                cannot be deleted: other rows still refer to it, through a non-optional relationship (a property of \
-                type \(model), not \(model)?) or a foreign key of your own. Delete or change them first, or make the \
-                property optional so that it becomes nil. (\(error.message))
-                """)
+            throw DeleteRules.stillReferenced(table.schema.modelType, detail: error.message)
         }
     }
 }

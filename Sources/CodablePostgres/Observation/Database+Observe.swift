@@ -90,7 +90,7 @@ extension Postgres.Database: ObservableModelStore {
     /// before then were not named).
     @discardableResult
     func startNotifying<T: Model>(_ type: T.Type) async throws -> (tables: Set<String>, hasTable: Bool, isComplete: Bool, madeTriggers: Bool) {
-        let names = Set(try PostgresTable.graphTables(of: T.self))
+        let names = Set(try ModelReflection.graphTables(of: T.self))
         guard let table = try await session.readTable(for: T.self) else {
             try await transaction { session in try await ChangeNotifications.setUp(model: T.self, in: self, on: session) }
             return (names, false, false, false)

@@ -28,6 +28,8 @@ final class ChangeTracker {
     private var levels = [Level(name: nil)]
     /// Changes whose COMMIT started (the commit hook ran) but is not known to be complete.
     private var committing: [DatabaseChanges] = []
+    /// The statements running on the writer, outermost first, and whether their writes were noted.
+    private var executions: [(statement: Statement, isNoted: Bool)] = []
 
     /// The changes made since a savepoint began (or since the transaction began).
     private struct Level {
@@ -156,6 +158,46 @@ final class ChangeTracker {
         let done = committing
         committing.removeAll()
         for changes in done { publish(changes) }
+    }
+}
+
+extension ChangeTracker {
+    /// A statement starts running on the writer.
+    func beginExecution(of statement: Statement) {
+        statement.completedSavepoint = false
+        executions.append((statement, false))
+    }
+
+    /// After a statement ran: inside a transaction, what it wrote belongs to the transaction (an
+    /// autocommit statement was noted by the commit hook already); a completed commit is
+    /// published. A tracker no longer installed (`isInstalled` false) only forgets the statement.
+    func endExecution(isAutocommit: Bool, isInstalled: Bool) {
+        guard let last = executions.indices.last else { return }
+        if isInstalled, !isAutocommit { noteExecution(at: last) }
+        let statement = executions.removeLast().statement
+        guard isInstalled else { return }
+        if let savepoint = statement.savepoint, statement.completedSavepoint {
+            statement.completedSavepoint = false
+            noteSavepoint(savepoint)
+        }
+        publishCommitted(isAutocommit: isAutocommit)
+    }
+
+    /// Called by the commit hook: the running statements' writes are part of what commits.
+    func noteRunningStatements() {
+        for index in executions.indices { noteExecution(at: index) }
+    }
+
+    private func noteExecution(at index: Int) {
+        guard !executions[index].isNoted else { return }
+        executions[index].isNoted = true
+        let statement = executions[index].statement
+        // Whether rows changed is for the update hook to say (the change counter is only updated
+        // after the commit hook); the authorizer tells which columns, and about the tables whose
+        // rows the hook cannot name.
+        if let writes = statement.writes, !writes.isEmpty {
+            noteStatement(writes: writes, withoutRowID: statement.writesWithoutRowID, changesSchema: statement.changesSchema)
+        }
     }
 }
 

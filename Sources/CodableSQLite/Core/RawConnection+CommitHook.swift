@@ -25,7 +25,7 @@ extension RawConnection {
             let connection = Unmanaged<RawConnection>.fromOpaque(context).takeUnretainedValue()
             if connection.checksFileLocation, connection.databaseFileHasMoved { return 1 }  // roll back
             if let tracker = connection.tracker {
-                connection.noteRunningStatements()
+                tracker.noteRunningStatements()
                 tracker.transactionCommitting()
             }
             return 0

@@ -29,6 +29,35 @@ extension RawConnection {
         statements.removeAll()
     }
 
+    /// After a statement began on `tracker` (the tracker installed then) ran.
+    func endExecution(on tracker: ChangeTracker) {
+        tracker.endExecution(isAutocommit: isAutocommit, isInstalled: self.tracker === tracker)
+    }
+
+    /// Gives a statement just prepared on a tracked writer what the authorizer found it writes.
+    func noteWrites(of statement: Statement) {
+        guard let region = preparedRegion else { return }
+        preparedRegion = nil
+        statement.writes = region.writes
+        statement.changesSchema = region.changesSchema
+        statement.savepoint = region.savepoint
+        if !region.writes.isEmpty { statement.writesWithoutRowID = withoutRowIDTables().intersection(region.writes.keys) }
+    }
+
+    /// The `WITHOUT ROWID` tables of the main database (lower-cased), whose changes the update hook
+    /// does not report. A false positive only costs an extra notification.
+    private func withoutRowIDTables() -> Set<String> {
+        var tables: Set<String> = []
+        var statement: OpaquePointer?
+        let sql = "SELECT lower(name) FROM sqlite_schema WHERE type = 'table' AND lower(sql) LIKE '%without%rowid%'"
+        guard sqlite3_prepare_v2(handle, sql, -1, &statement, nil) == SQLITE_OK, let statement else { return [] }
+        defer { sqlite3_finalize(statement) }
+        while sqlite3_step(statement) == SQLITE_ROW {
+            if let name = sqlite3_column_text(statement, 0) { tables.insert(String(cString: name)) }
+        }
+        return tables
+    }
+
     /// The tables and columns `sql` reads, from SQLite's authorizer while preparing it.
     func readRegion(of sql: String) throws -> DatabaseRegion {
         let installed = tracker != nil

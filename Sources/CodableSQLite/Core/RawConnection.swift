@@ -181,83 +181,15 @@ final class RawConnection: @unchecked Sendable {  // used by one thread at a tim
     /// Runs `body` with `statement`, then resets it; on a tracked writer, notes what it wrote.
     private func run<R>(_ statement: Statement, _ body: (Statement) throws -> R) throws -> R {
         statement.isInUse = true
-        let isTracked = tracker != nil
-        if isTracked { beginExecution(of: statement) }
+        let tracker = self.tracker
+        tracker?.beginExecution(of: statement)
         defer {
             statement.resetAndClearBindings()   // a statement reset early commits here
             statement.isInUse = false
             if statement.isDetached { statement.upperLayerCache = nil }   // no longer cached: nothing else will
-            if isTracked { endExecution() }
+            if let tracker { endExecution(on: tracker) }
         }
         return try body(statement)
-    }
-
-    /// A statement running on a tracked writer.
-    private struct Execution {
-        let statement: Statement
-        var isNoted = false
-    }
-
-    /// The statements running on a tracked writer, outermost first.
-    private var executions: [Execution] = []
-
-    private func beginExecution(of statement: Statement) {
-        statement.completedSavepoint = false
-        executions.append(Execution(statement: statement))
-    }
-
-    /// After a statement ran: inside a transaction, what it wrote belongs to the transaction (an
-    /// autocommit statement was noted by the commit hook already); a completed commit is published.
-    private func endExecution() {
-        guard let last = executions.indices.last else { return }
-        if !isAutocommit { noteExecution(at: last) }
-        let statement = executions.removeLast().statement
-        if let savepoint = statement.savepoint, statement.completedSavepoint {
-            statement.completedSavepoint = false
-            tracker?.noteSavepoint(savepoint)
-        }
-        tracker?.publishCommitted(isAutocommit: isAutocommit)
-    }
-
-    /// Called by the commit hook: the running statements' writes are part of what commits.
-    func noteRunningStatements() {
-        for index in executions.indices { noteExecution(at: index) }
-    }
-
-    private func noteExecution(at index: Int) {
-        guard let tracker, !executions[index].isNoted else { return }
-        executions[index].isNoted = true
-        let statement = executions[index].statement
-        // Whether rows changed is for the update hook to say (the change counter is only updated
-        // after the commit hook); the authorizer tells which columns, and about the tables whose
-        // rows the hook cannot name.
-        if let writes = statement.writes, !writes.isEmpty {
-            tracker.noteStatement(writes: writes, withoutRowID: statement.writesWithoutRowID, changesSchema: statement.changesSchema)
-        }
-    }
-
-    /// Gives a statement just prepared on a tracked writer what the authorizer found it writes.
-    private func noteWrites(of statement: Statement) {
-        guard let region = preparedRegion else { return }
-        preparedRegion = nil
-        statement.writes = region.writes
-        statement.changesSchema = region.changesSchema
-        statement.savepoint = region.savepoint
-        if !region.writes.isEmpty { statement.writesWithoutRowID = withoutRowIDTables().intersection(region.writes.keys) }
-    }
-
-    /// The `WITHOUT ROWID` tables of the main database (lower-cased), whose changes the update hook
-    /// does not report. A false positive only costs an extra notification.
-    private func withoutRowIDTables() -> Set<String> {
-        var tables: Set<String> = []
-        var statement: OpaquePointer?
-        let sql = "SELECT lower(name) FROM sqlite_schema WHERE type = 'table' AND lower(sql) LIKE '%without%rowid%'"
-        guard sqlite3_prepare_v2(handle, sql, -1, &statement, nil) == SQLITE_OK, let statement else { return [] }
-        defer { sqlite3_finalize(statement) }
-        while sqlite3_step(statement) == SQLITE_ROW {
-            if let name = sqlite3_column_text(statement, 0) { tables.insert(String(cString: name)) }
-        }
-        return tables
     }
 
     /// The error of a statement stopped because its task was cancelled.
@@ -334,9 +266,9 @@ final class RawConnection: @unchecked Sendable {  // used by one thread at a tim
                 guard let prepared else { continue }  // only whitespace or a comment
                 let statement = Statement(handle: prepared, sql: String(cString: sqlite3_sql(prepared)))
                 noteWrites(of: statement)
-                let isTracked = tracker != nil
-                if isTracked { beginExecution(of: statement) }
-                defer { if isTracked { endExecution() } }
+                let tracker = self.tracker
+                tracker?.beginExecution(of: statement)
+                defer { if let tracker { endExecution(on: tracker) } }
                 lastRows = try statement.rows()
             }
         }

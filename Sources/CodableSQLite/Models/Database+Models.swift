@@ -193,17 +193,13 @@ extension SQLite.Database {
     /// ```
     @available(*, noasync, message: "blocks its thread; in async code call the async form with await. Top-level code (main.swift) that awaits gets this form even with await: move the calls into an async function")
     public func count<T: Model>(with filter: Filter<T>) throws -> Int {
-        let (clauses, arguments) = try filter.clauses(includingOrderAndLimit: false)
-        guard let table = try tableForReading(T.self) else { return 0 }
-        var sql = table.count + clauses
-        var allArguments = arguments
-        if let paging = filter.paging {
-            sql = "SELECT count(*) FROM (SELECT 1 FROM \(SQLName.quoted(table.schema.table))\(clauses) LIMIT ? OFFSET ?)"
-            allArguments += [.integer(Int64(paging.count)), .integer(Int64(paging.offset))]
-        }
+        var dialect = SQLiteDialect()
+        let sql = try filter.countSQL(table: SQLName.quoted(T.tableName), in: &dialect)
+        guard try tableForReading(T.self) != nil else { return 0 }
+        let arguments = dialect.arguments
         let rows = try withReader { connection in
             try connection.withStatement(sql) { statement in
-                try statement.bind(allArguments)
+                try statement.bind(arguments)
                 return try statement.step() ? statement.int64(at: 0) : 0
             }
         }
@@ -283,17 +279,17 @@ extension SQLite.Database {
     @available(*, noasync, message: "blocks its thread; in async code call the async form with await. Top-level code (main.swift) that awaits gets this form even with await: move the calls into an async function")
     @discardableResult
     public func delete<T: Model>(with filter: Filter<T>) throws -> Int {
-        let (clauses, arguments) = try filter.clauses()
+        var dialect = SQLiteDialect()
+        let name = SQLName.quoted(T.tableName)
+        let condition = try filter.deleteCondition(table: name, id: SQLName.quoted(ModelReflection.of(T.self).id.name), in: &dialect)
         guard let table = try tableForReading(T.self) else { return 0 }
-        let name = SQLName.quoted(table.schema.table)
         let id = SQLName.quoted(table.schema.id.name)
-        let sql = filter.hasOrderOrLimit
-            ? "DELETE FROM \(name) WHERE \(id) IN (SELECT \(id) FROM \(name)\(clauses))"
-            : "DELETE FROM \(name)\(clauses)"
+        let arguments = dialect.arguments
+        let sql = "DELETE FROM \(name)\(condition)"
         return try withWriter { connection in
             guard table.schema.relationships.isEmpty else {
                 return try connection.inTransaction {
-                    let ids = try connection.withStatement("SELECT \(id) FROM \(name)\(clauses)") { statement in
+                    let ids = try connection.withStatement("SELECT \(id) FROM \(name)\(condition)") { statement in
                         try statement.bind(arguments)
                         return try statement.firstColumnValues()
                     }
@@ -356,9 +352,9 @@ extension SQLite.Database {
 
     /// The SQL `count(with:)` runs for `filter` (its arguments aside), or `nil` before the table exists.
     func countStatement<T: Model>(for filter: Filter<T>) throws -> String? {
-        let (clauses, _) = try filter.clauses(includingOrderAndLimit: false)
-        guard let table = try tableForReading(T.self) else { return nil }
-        return table.count + clauses
+        var dialect = SQLiteDialect()
+        let sql = try filter.countSQL(table: SQLName.quoted(T.tableName), in: &dialect)
+        return try tableForReading(T.self) == nil ? nil : sql
     }
 }
 

@@ -275,11 +275,7 @@ extension SQLite.Database {
         do {
             try body()
         } catch let error as SQLite.Error where error.extendedCode == .constraintForeignKey {
-            throw ModelError(.deleteDenied, T.self, """
-                cannot be deleted: other values still refer to it through a non-optional relationship (a property of \
-                type \(T.self), not \(T.self)?). Delete or change those values first, or make the property optional \
-                so that it becomes nil. (\(error.message))
-                """)
+            throw DeleteRules.stillReferenced(T.self, detail: error.message)
         }
     }
 }

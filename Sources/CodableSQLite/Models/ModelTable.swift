@@ -12,7 +12,6 @@ final class ModelTable: Sendable {
 
     let select: String
     let selectByID: String
-    let count: String
     let upsert: String
     let upsertReturning: String
     let deleteByID: String
@@ -27,7 +26,6 @@ final class ModelTable: Sendable {
         let names = columns.map { SQLName.quoted($0.name) }
         select = "SELECT \(names.joined(separator: ", ")) FROM \(table)"
         selectByID = select + " WHERE \(id) = ?"
-        count = "SELECT count(*) FROM \(table)"
         deleteByID = "DELETE FROM \(table) WHERE \(id) = ?"
         let updates = columns.filter { $0.name != schema.id.name }
             .map { "\(SQLName.quoted($0.name)) = excluded.\(SQLName.quoted($0.name))" }

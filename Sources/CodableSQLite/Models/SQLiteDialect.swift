@@ -116,6 +116,4 @@ extension Filter {
         let sql = try clauses(in: &dialect, includingOrderAndLimit: includingOrderAndLimit)
         return (sql, dialect.arguments)
     }
-
-    var hasOrderOrLimit: Bool { !sorts.isEmpty || paging != nil }
 }

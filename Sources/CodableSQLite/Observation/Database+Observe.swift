@@ -130,22 +130,11 @@ extension SQLite.Database {
     }
 
     /// Every column of a model's table, and of the tables its relationships load from (related
-    /// models' tables and link tables, all the way down the graph).
+    /// models' tables and link tables, all the way down the graph: `ModelReflection.graphTables`).
     func modelRegion<T: Model>(_ type: T.Type) throws -> DatabaseRegion {
         var region = DatabaseRegion()
-        try Self.insertGraph(of: T.self, into: &region)
+        for table in try ModelReflection.graphTables(of: T.self) { region.insert(table: table, column: nil) }
         return region
-    }
-
-    private static func insertGraph<T: Model>(of type: T.Type, into region: inout DatabaseRegion) throws {
-        let schema = try ModelReflection.of(T.self)
-        region.insert(table: schema.table, column: nil)
-        for relationship in schema.relationships {
-            if relationship.isToMany { region.insert(table: relationship.linkTable, column: nil) }
-            // Reflection refuses graphs with cycles, so this ends.
-            func insertTarget<Target: Model>(_ target: Target.Type) throws { try insertGraph(of: Target.self, into: &region) }
-            try insertTarget(relationship.target)
-        }
     }
 }
 

@@ -75,6 +75,13 @@ struct GraphSavePlanTests {
         #expect(GraphSave.storedPositions(ids: ["a", "b", "b"]) == [true, false, true])
     }
 
+    @Test("The tables a model is read from, and observed through: its own, link tables, targets, each once")
+    func graphTables() throws {
+        let book = Book.tableName, publisher = Publisher.tableName, chapter = Chapter.tableName
+        #expect(try ModelReflection.graphTables(of: Book.self) == [book, publisher, "\(book).chapters", chapter, "\(book).appendices"])
+        #expect(try ModelReflection.graphTables(of: Plain.self) == [Plain.tableName])
+    }
+
     @Test("Distinct ids, and values whose id the database assigns, are all stored")
     func distinctAndAssignedIDsAreStored() {
         #expect(GraphSave.storedPositions(ids: [3, 2, 1]) == [true, true, true])
@@ -131,6 +138,15 @@ struct DeleteRulePlanTests {
     @Test("A cascade that found nothing is left out")
     func emptyCascadeIsLeftOut() throws {
         #expect(try decided([(relationship("chapters"), []), (relationship("appendices"), [5])]) == ["appendices [5]"])
+    }
+
+    @Test("A delete a foreign key stopped is refused with one message, naming the model and the engine's words")
+    func stillReferenced() {
+        let error = DeleteRules.stillReferenced(Publisher.self, detail: "FOREIGN KEY constraint failed")
+        #expect(error.code == .deleteDenied)
+        #expect(error.model == "Publisher")
+        #expect(error.message.contains("through a non-optional relationship (a property of type Publisher, not Publisher?)"))
+        #expect(error.message.contains("(FOREIGN KEY constraint failed)"))
     }
 
     @Test(".nullify and .noAction leave related values to the foreign keys and link tables")
