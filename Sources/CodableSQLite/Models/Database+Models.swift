@@ -280,10 +280,9 @@ extension SQLite.Database {
     @discardableResult
     public func delete<T: Model>(with filter: Filter<T>) throws -> Int {
         var dialect = SQLiteDialect()
-        let name = SQLName.quoted(T.tableName)
-        let condition = try filter.deleteCondition(table: name, id: SQLName.quoted(ModelReflection.of(T.self).id.name), in: &dialect)
+        let name = SQLName.quoted(T.tableName), id = SQLName.quoted(try ModelReflection.of(T.self).id.name)
+        let condition = try filter.deleteCondition(table: name, id: id, in: &dialect)
         guard let table = try tableForReading(T.self) else { return 0 }
-        let id = SQLName.quoted(table.schema.id.name)
         let arguments = dialect.arguments
         let sql = "DELETE FROM \(name)\(condition)"
         return try withWriter { connection in
