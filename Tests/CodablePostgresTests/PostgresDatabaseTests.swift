@@ -109,6 +109,39 @@ struct PostgresDatabaseTests {
         #expect(inside.first?["n"] == .integer(2))
     }
 
+    @Test("model reads decode each column's cells: what another client wrote, widened types, and clear errors for the rest")
+    func readsDecodeCells() async throws {
+        let db = try await TestServer.shared.freshDatabase()
+        let saved = ModelsOnBothBackendsTests.sample(1)
+        try await db.save(saved)
+        #expect(try await db.get(ModelsOnBothBackendsTests.Everything.self, id: saved.id) == saved)
+        // Another client writes the columns' edges, and narrows one column's type.
+        try await db.execute("""
+            UPDATE "Everything" SET price = 12345678901234567890.125, score = 1e300, active = false, \
+            nickname = E'tab\\there', tags = '["a\\"b", "ü"]', "lastSeen" = NULL
+            """)
+        try await db.execute("ALTER TABLE \"Everything\" ALTER COLUMN age TYPE integer USING 41")
+        let read = try #require(try await db.get(ModelsOnBothBackendsTests.Everything.self, id: saved.id))
+        #expect(read.price == Decimal(string: "12345678901234567890.125"))
+        #expect(read.score == 1e300 && read.age == 41 && !read.active && read.lastSeen == nil)
+        #expect(read.nickname == "tab\there" && read.tags == ["a\"b", "ü"])
+        #expect(read.id == saved.id && read.born == saved.born && read.photo == saved.photo && read.address == saved.address)
+
+        // Not a number, which this library never writes: a DecodingError naming the property.
+        try await db.execute("UPDATE \"Everything\" SET score = 'NaN'")
+        await #expect { _ = try await db.get(ModelsOnBothBackendsTests.Everything.self) } throws: { error in
+            guard let error = error as? DecodingError, case .typeMismatch(_, let context) = error else { return false }
+            return context.codingPath.map(\.stringValue) == ["score"]
+        }
+        // A column of a type no model property has: a ModelError naming the column, and the
+        // database still serves the rest.
+        try await db.execute("ALTER TABLE \"Everything\" ALTER COLUMN score DROP DEFAULT, ALTER COLUMN score TYPE point USING point(1, 2)")
+        await #expect { _ = try await db.get(ModelsOnBothBackendsTests.Everything.self) } throws: { error in
+            (error as? ModelError)?.code == .unexpectedResult && "\(error)".contains("\"score\"")
+        }
+        #expect(try await db.count(ModelsOnBothBackendsTests.Everything.self) == 1)
+    }
+
     @Test("dates round-trip to the microsecond")
     func datePrecision() async throws {
         let db = try await TestServer.shared.freshDatabase()

@@ -6,9 +6,10 @@ import PostgresNIO
 /// (``JSONForm``, the storage contract's JSON) and the column.
 ///
 /// Saves send each column's members of the models' JSON forms as one `text[]` parameter
-/// (``ColumnArrays``) and cast them with the expression ``fromText(_:)`` gives; reads build each
-/// row's JSON form on the server with ``toJSON(_:)``. So the column types are PostgreSQL's
-/// own, while the Codable work is the same code as on SQLite.
+/// (``ColumnArrays``) and cast them with the expression ``fromText(_:)`` gives; reads select each
+/// column as ``toResult(_:)`` gives it and decode the cells as members of the JSON form
+/// (``RowReading``), and related values come as JSON built with ``toJSON(_:)``. So the column
+/// types are PostgreSQL's own, while the Codable work is the same code as on SQLite.
 enum ColumnKind: String, Sendable {
     case uuid = "uuid"
     case timestamp = "timestamp with time zone"

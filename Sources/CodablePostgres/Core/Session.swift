@@ -158,18 +158,6 @@ extension Postgres {
             }
             return binds
         }
-
-        /// Decodes rows whose first column is a model's JSON form.
-        func decode<T: Model>(_ type: T.Type, _ rows: [PostgresRow], sql: String, table: String) throws -> [T] {
-            try rows.map { row in
-                guard let cell = row.first, let bytes = cell.bytes else {
-                    throw ModelError(.unexpectedResult, T.self, "a row of \(table) came back empty (SQL: \(sql))")
-                }
-                return try bytes.withUnsafeReadableBytes { buffer in
-                    try JSONForm.decode(T.self, from: buffer, source: sql, label: table)
-                }
-            }
-        }
     }
 }
 extension Postgres {

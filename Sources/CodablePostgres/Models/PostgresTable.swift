@@ -22,8 +22,10 @@ struct PostgresTable: Sendable {
     let id: Column
     let quotedTable: String
 
-    /// `SELECT <row JSON> FROM "T"`: each row as the JSON form of the model, related values
-    /// nested in it (one statement for a whole graph).
+    /// The result columns of a read and how they decode (``RowReading``).
+    let reading: RowReading
+    /// `SELECT <members> FROM "T"`: one result column per member of the model's JSON form,
+    /// related values as JSON (one statement for a whole graph).
     let select: String
     /// The upsert of the values in ``ColumnArrays`` (`$1`…`$n`, one `text[]` per column, in column
     /// order), returning nothing.
@@ -63,7 +65,8 @@ struct PostgresTable: Sendable {
         }
         self.id = id
         quotedTable = SQLName.quoted(schema.table)
-        select = "SELECT \(Self.rowJSON(schema: schema, columns: columns, targets: targets))::text FROM \(quotedTable)"
+        reading = RowReading(schema: schema, columns: columns, targets: targets)
+        select = "SELECT \(reading.selectList) FROM \(quotedTable)"
 
         let names = columns.map(\.quoted).joined(separator: ", ")
         let sequence = "pg_get_serial_sequence(\(SQLName.literal(quotedTable)), \(SQLName.literal(id.name)))"
@@ -96,8 +99,8 @@ struct PostgresTable: Sendable {
             : nil
     }
 
-    /// The JSON of a row of the table: `json_build_object('id', "T"."id", …)`, with each
-    /// relationship's values nested (``relatedJSON(_:)``). `json_build_object` takes at most 50
+    /// The JSON of a row of the table, as a related value is read: `json_build_object('id', "T"."id", …)`,
+    /// with each relationship's values nested (``relatedJSON(_:owner:ownerID:target:)``). `json_build_object` takes at most 50
     /// members, so wider models join several `jsonb` objects.
     static func rowJSON(schema: ModelReflection, columns: [Column], targets: [String: PostgresTable]) -> String {
         let table = SQLName.quoted(schema.table)

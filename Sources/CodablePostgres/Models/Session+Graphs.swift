@@ -86,7 +86,7 @@ extension Postgres.Session {
         binds.append(ownerIDs.compactMap { $0 })
         let sql = table.select + " WHERE \(table.quotedTable).\(table.id.quoted) = ANY($1::text[]::\(table.id.kind.sqlType)[])"
         var byID: [String: T] = [:]
-        for value in try decode(T.self, try await rows(sql, binds), sql: sql, table: table.schema.table) {
+        for value in try table.reading.decode(T.self, try await rows(sql, binds), sql: sql) {
             if let id = Self.idText(try JSONForm.storedValue(value.id)) { byID[id] = value }
         }
         var saved = values

@@ -164,14 +164,14 @@ extension Postgres.Session {
         guard let table = try await readTable(for: T.self) else { return [] }
         var binds = PostgresBindings()
         let sql = table.select + (try filter.clauses(table: table, binds: &binds))
-        return try decode(T.self, try await rows(sql, binds), sql: sql, table: table.schema.table)
+        return try table.reading.decode(T.self, try await rows(sql, binds), sql: sql)
     }
 
     func get<T: Model>(_ type: T.Type, id: T.ID) async throws -> T? {
         guard let table = try await readTable(for: T.self) else { return nil }
         var binds = PostgresBindings()
         let sql = table.select + " WHERE \(table.id.quoted) = " + table.id.kind.parameter(try JSONForm.storedValue(id), &binds)
-        return try decode(T.self, try await rows(sql, binds), sql: sql, table: table.schema.table).first
+        return try table.reading.decode(T.self, try await rows(sql, binds), sql: sql).first
     }
 
     func count<T: Model>(with filter: Filter<T>) async throws -> Int {

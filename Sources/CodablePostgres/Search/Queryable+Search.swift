@@ -52,16 +52,17 @@ extension Postgres.Session {
             ' & ' ORDER BY o) FROM unnest($1::text[]) WITH ORDINALITY AS u(w, o))
             """
         let vector = "\(table.quotedTable).\(SQLName.quoted(Postgres.Database.searchColumn))"
-        let sql = "SELECT \(table.rowJSON)::text, ts_rank('\(plan.postgresWeights)'::float4[], \(vector), codable_query.codable_tsquery)::float8 AS codable_score "
+        let sql = "SELECT \(table.reading.selectList), ts_rank('\(plan.postgresWeights)'::float4[], \(vector), codable_query.codable_tsquery)::float8 AS codable_score "
             + "FROM \(table.quotedTable), (SELECT to_tsquery(\(language), coalesce(\(words), '')) AS codable_tsquery) AS codable_query "
             + "WHERE \(vector) @@ codable_query.codable_tsquery" + (condition.map { " AND (\($0))" } ?? "") + order
-        return try await rows(sql, dialect.binds).map { row in
-            let (json, score) = try row.decode((String, Double).self)
-            let value = try Array(json.utf8).withUnsafeBytes { buffer in
-                try JSONForm.decode(T.self, from: buffer, source: sql, label: table.schema.table)
+        var hits: [SearchHit<T>] = []
+        _ = try table.reading.decode(T.self, try await rows(sql, dialect.binds), sql: sql) { value, row in
+            guard let cell = row.dropFirst(table.reading.members.count).first, let score = try cell.decode(Double?.self) else {
+                throw ModelError(.unexpectedResult, T.self, "a search hit came back without its score (SQL: \(sql))")
             }
-            return SearchHit(value: value, score: score, query: query, plan: plan)
+            hits.append(SearchHit(value: value, score: score, query: query, plan: plan))
         }
+        return hits
     }
 }
 #endif

@@ -4,13 +4,15 @@
 //   G  save and load 10,000 movies with their studios and casts (Relationships.swift)
 // Then live queries (CodablePostgres only; see Observation.swift): latency across two app
 // instances, and A and D on an observed table.
-// Contenders: CodablePostgres (`extension Item: CodableModels.Model {}`) and Fluent 1.57 with
+// Contenders: the floor, postgres-nio by hand on a table of the same columns (Floor.swift),
+// CodablePostgres (`extension Item: CodableModels.Model {}`) and Fluent 1.57 with
 // fluent-postgres-driver 2.14 (a hand-declared FluentKit model of the same record).
 //
 // Last, offline-first sync through the server (CodableSync only; see Sync.swift).
 //
-//   bench-postgres URL [--quick] [--ours] [--sync]   (--ours: CodablePostgres's A–D only, three
-//   times, for profiling; --sync [--rows N] [--initial-only]: the sync benchmark alone)
+//   bench-postgres URL [--quick] [--ours] [--floor] [--sync]   (--ours: CodablePostgres's A–D only,
+//   three times, for profiling; --floor: the floor and CodablePostgres alternately, three times
+//   each, medians; --sync [--rows N] [--initial-only]: the sync benchmark alone)
 import CodablePostgres
 import FluentKit
 import FluentPostgresDriver
@@ -137,17 +139,48 @@ if arguments.contains("--ours") {
     }
     exit(0)
 }
-let ours = try await codablePostgres(work)
-let theirs = try await fluent(work)
-for scenario in ["B", "C", "D"] where ours.checksums[scenario] != theirs.checksums[scenario] {
-    print("checksums differ in \(scenario): \(ours.checksums[scenario].map(String.init(describing:)) ?? "-") vs \(theirs.checksums[scenario].map(String.init(describing:)) ?? "-")")
-    exit(1)
+/// Stops the run unless every contender read what `reference` read.
+func checkSameRows(_ reference: Timings, _ others: [Timings]) {
+    for other in others {
+        for scenario in ["B", "C", "D"] where reference.checksums[scenario] != other.checksums[scenario] {
+            print("checksums differ in \(scenario) between \(reference.contender) and \(other.contender): "
+                + "\(reference.checksums[scenario].map(String.init(describing:)) ?? "-") vs \(other.checksums[scenario].map(String.init(describing:)) ?? "-")")
+            exit(1)
+        }
+    }
 }
-print("scenario | CodablePostgres | Fluent | Fluent / CodablePostgres")
-print("---|---|---|---")
+
+func seconds(_ value: Double) -> String { String(format: "%.3f s", value) }
+
+if arguments.contains("--floor") {
+    // Alternately, so that the server's and the machine's drift touch both alike.
+    var runs: [(floor: Timings, ours: Timings)] = []
+    for round in 1...3 {
+        let ours = try await codablePostgres(work)
+        let floor = try await floorPostgresNIO(work)
+        checkSameRows(ours, [floor])
+        runs.append((floor, ours))
+        print("round \(round): " + ["A", "B", "C", "D"].map { scenario in
+            "\(scenario) floor \(seconds(floor.seconds[scenario] ?? 0)) ours \(seconds(ours.seconds[scenario] ?? 0))"
+        }.joined(separator: "  "))
+    }
+    print("scenario (median of 3) | postgres-nio by hand | CodablePostgres | CodablePostgres / floor")
+    print("---|---:|---:|---:")
+    for scenario in ["A", "B", "C", "D"] {
+        let floor = median(runs.map { $0.floor.seconds[scenario] ?? 0 }), ours = median(runs.map { $0.ours.seconds[scenario] ?? 0 })
+        print("\(scenario) | \(seconds(floor)) | \(seconds(ours)) | \(String(format: "%.2fx", ours / floor))")
+    }
+    exit(0)
+}
+let ours = try await codablePostgres(work)
+let floor = try await floorPostgresNIO(work)
+let theirs = try await fluent(work)
+checkSameRows(ours, [floor, theirs])
+print("scenario | postgres-nio by hand (floor) | CodablePostgres | Fluent | CodablePostgres / floor | Fluent / CodablePostgres")
+print("---|---:|---:|---:|---:|---:")
 for scenario in ["A", "B", "C", "D"] {
-    let a = ours.seconds[scenario] ?? 0, b = theirs.seconds[scenario] ?? 0
-    print("\(scenario) | \(String(format: "%.3f s", a)) | \(String(format: "%.3f s", b)) | \(String(format: "%.2fx", b / a))")
+    let f = floor.seconds[scenario] ?? 0, a = ours.seconds[scenario] ?? 0, b = theirs.seconds[scenario] ?? 0
+    print("\(scenario) | \(seconds(f)) | \(seconds(a)) | \(seconds(b)) | \(String(format: "%.2fx", a / f)) | \(String(format: "%.2fx", b / a))")
 }
 
 // G: relationships.

@@ -1,0 +1,126 @@
+#if Postgres
+import Foundation
+import PostgresNIO
+
+/// How a read selects a model's rows and decodes them: one result column per member of the
+/// model's JSON form (a stored property's column, or a relationship's related values as JSON),
+/// decoded from the cells postgres-nio returns by ``ColumnForm/Reader``, without building a JSON
+/// text or tree per row on either side.
+struct RowReading: Sendable {
+    /// A member of the JSON form, as its result column gives it.
+    enum Member: Sendable {
+        /// A stored property's column, read in its binary form (``ColumnKind``).
+        case column(ColumnKind)
+        /// A relationship's related values: JSON text, built on the server.
+        case related
+    }
+
+    /// The members' names (the coding keys), in result-column order.
+    let names: [String]
+    let members: [Member]
+    /// The select list: one expression per member.
+    let selectList: String
+
+    /// The members of `schema`'s JSON form on a table of `columns` whose relationships read
+    /// `targets`: every stored property (a to-one relationship's id column excepted) and every
+    /// relationship with a target table (a to-many one without its link table reads as `[]`).
+    init(schema: ModelReflection, columns: [PostgresTable.Column], targets: [String: PostgresTable]) {
+        let table = SQLName.quoted(schema.table)
+        var names: [String] = [], members: [Member] = [], expressions: [String] = []
+        for column in columns where column.references == nil {
+            names.append(column.name)
+            members.append(.column(column.kind))
+            expressions.append(column.kind.toResult(table + "." + column.quoted))
+        }
+        for relationship in schema.relationships {
+            guard let target = targets[relationship.name] else {
+                guard relationship.isToMany else { continue }
+                names.append(relationship.name)
+                members.append(.related)
+                expressions.append("'[]'::text")
+                continue
+            }
+            names.append(relationship.name)
+            members.append(.related)
+            expressions.append(PostgresTable.relatedJSON(relationship, owner: table, ownerID: schema.id.name, target: target) + "::text")
+        }
+        self.names = names
+        self.members = members
+        selectList = expressions.joined(separator: ", ")
+    }
+
+    /// Decodes `rows`, whose first columns are this reading's (later ones, such as a search's
+    /// score, are left to the caller through `each`). `sql` and `model` name the read in errors.
+    func decode<T: Model>(_ type: T.Type, _ rows: [PostgresRow], sql: String,
+                          each: (T, PostgresRow) throws -> Void = { _, _ in }) throws -> [T] {
+        let reader = ColumnForm.Reader(columns: names, source: sql)
+        var values: [T] = []
+        values.reserveCapacity(rows.count)
+        var row: [ColumnForm.Member] = []
+        row.reserveCapacity(members.count)
+        for cells in rows {
+            row.removeAll(keepingCapacity: true)
+            var index = 0
+            for cell in cells {
+                guard index < members.count else { break }
+                row.append(try Self.member(of: cell, as: members[index], model: T.self, sql: sql))
+                index += 1
+            }
+            guard index == members.count else {
+                throw ModelError(.unexpectedResult, T.self, "a row came back with \(index) of its \(members.count) columns (SQL: \(sql))")
+            }
+            let value = try reader.decode(T.self, row: row)
+            try each(value, cells)
+            values.append(value)
+        }
+        return values
+    }
+
+    /// A cell as the member of the JSON form the server's `json_build_object` would have written.
+    private static func member<T>(of cell: PostgresCell, as member: Member, model: T.Type, sql: String) throws -> ColumnForm.Member {
+        guard var bytes = cell.bytes else { return .null }
+        if cell.format == .binary {
+            switch cell.dataType {
+            case .bool:
+                guard let byte = bytes.readInteger(as: UInt8.self) else { break }
+                return .bool(byte != 0)
+            case .int8:
+                guard let integer = bytes.readInteger(as: Int64.self) else { break }
+                return .number(String(integer))
+            case .int2, .int4:
+                return .number(String(try cell.decode(Int64.self)))
+            case .float4, .float8:
+                // Not-a-number and the infinities are JSON strings, as PostgreSQL writes them.
+                let real = try cell.decode(Double.self)
+                return real.isFinite ? .number(String(real)) : .string(real.isNaN ? "NaN" : real > 0 ? "Infinity" : "-Infinity")
+            case .uuid:
+                return .string(try cell.decode(UUID.self).uuidString.lowercased())
+            case .text, .varchar, .json, .jsonb:
+                break
+            default:
+                throw ModelError(.unexpectedResult, T.self, "column \"\(cell.columnName)\" came back as \(cell.dataType), which a read does not expect (SQL: \(sql))")
+            }
+        }
+        let text = try cell.decode(String.self)
+        switch member {
+        case .related, .column(.jsonb): return .json(text)
+        case .column(.numeric):
+            return text == "NaN" || text.hasSuffix("Infinity") ? .string(text) : .number(text)
+        case .column: return .string(text)
+        }
+    }
+}
+
+extension ColumnKind {
+    /// The column's value as a read selects it (`column` is a qualified, quoted column name):
+    /// dates as the storage contract's UTC text, `Data` as Base64 and `numeric` as its exact text,
+    /// the others as they are (read in their binary form).
+    func toResult(_ column: String) -> String {
+        switch self {
+        case .timestamp, .bytea: toJSON(column)
+        case .numeric: "\(column)::text"
+        default: column
+        }
+    }
+}
+#endif
