@@ -21,8 +21,11 @@ let package = Package(
                 .product(name: "CodableSync", package: "CodableSQLite"),
                 .product(name: "FluentKit", package: "fluent-kit"),
                 .product(name: "FluentPostgresDriver", package: "fluent-postgres-driver"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),  // NIO's event loop group for Fluent
-            ]
+                .product(name: "PostgresNIO", package: "postgres-nio"),  // NIO's event loop group for Fluent, and the floor
+            ],
+            // FluentItem.swift and FluentRecord.swift are the SQLite benchmark's (symlinked), behind its Fluent
+            // trait; FluentItem.swift imports internally, so every file here does.
+            swiftSettings: [.define("Fluent"), .enableUpcomingFeature("InternalImportsByDefault")]
         )
     ]
 )

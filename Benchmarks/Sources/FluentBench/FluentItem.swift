@@ -3,7 +3,7 @@ internal import FluentKit
 internal import Foundation
 
 /// The benchmark record as a FluentKit model: Fluent's models are classes with property wrappers,
-/// declared field by field. Shared by the SQLite benchmark and `Benchmarks/Postgres` (symlinked, where it is unused).
+/// declared field by field. Shared by the SQLite benchmark and `Benchmarks/Postgres` (symlinked).
 final class FluentItem: FluentKit.Model, @unchecked Sendable {  // Fluent requires Sendable models; each instance is used by one task at a time
     static let schema = "fluent_item"
     @ID(custom: "id", generatedBy: .user) var id: Int64?

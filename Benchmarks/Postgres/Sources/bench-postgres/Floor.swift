@@ -27,7 +27,7 @@ func floorPostgresNIO(_ work: Workload) async throws -> Timings {
 
     result.seconds["A"] = try await measure {
         _ = try await run("BEGIN")
-        try await connection.copyFrom(table: "\"ItemFloor\"", columns: columns.map { "\"\($0)\"" }, logger: logger) { writer in
+        try await connection.copyFrom(table: "ItemFloor", columns: columns, logger: logger) { writer in  // it quotes the names
             var buffer = ByteBuffer()
             for (index, item) in items.enumerated() {
                 CopyText.append(item, to: &buffer)
@@ -41,7 +41,7 @@ func floorPostgresNIO(_ work: Workload) async throws -> Timings {
         _ = try await run("COMMIT")
     }
 
-    func items(_ rows: PostgresRowSequence) async throws -> [Item] {
+    func decodeItems(_ rows: PostgresRowSequence) async throws -> [Item] {
         var items: [Item] = []
         for try await row in rows {
             let (id, title, note, dueDate, isCompleted, priority, score, uuid, tags, createdAt) =
@@ -52,7 +52,7 @@ func floorPostgresNIO(_ work: Workload) async throws -> Timings {
         return items
     }
     var all: [Item] = []
-    result.seconds["B"] = try await measure { all = try await items(try await run(select + " ORDER BY \"id\"")) }
+    result.seconds["B"] = try await measure { all = try await decodeItems(try await run(select + " ORDER BY \"id\"")) }
     result.checksums["B"] = { var sum = Checksum(); sum.add(all); return sum }()
 
     var found = Checksum()
@@ -61,7 +61,7 @@ func floorPostgresNIO(_ work: Workload) async throws -> Timings {
         for id in ids {
             var binds = PostgresBindings()
             binds.append(id)
-            for item in try await items(try await run(lookup, binds)) { found.add(item) }
+            for item in try await decodeItems(try await run(lookup, binds)) { found.add(item) }
         }
     }
     result.checksums["C"] = found
@@ -84,9 +84,8 @@ func floorPostgresNIO(_ work: Workload) async throws -> Timings {
                 binds.append(CopyText.json(item.tags))
                 binds.append(item.createdAt)
                 let placeholders = (1...10).map { "$\(first + $0)" }
-                tuples.append("(" + (tuples.isEmpty
-                    ? zip(placeholders, ["bigint", "text", "text", "timestamptz", "boolean", "bigint", "float8", "uuid", "jsonb", "timestamptz"]).map { "\($0)::\($1)" }
-                    : placeholders).joined(separator: ", ") + ")")
+                // Every value is bound with its type (tags as text), so each is cast where the column needs it.
+                tuples.append("(" + zip(placeholders, ["", "", "", "", "", "", "", "", "::jsonb", ""]).map { $0 + $1 }.joined(separator: ", ") + ")")
             }
             _ = try await run("""
                 UPDATE "ItemFloor" AS t SET "title" = v.title, "note" = v.note, "dueDate" = v.due, "isCompleted" = v.done,
@@ -98,7 +97,7 @@ func floorPostgresNIO(_ work: Workload) async throws -> Timings {
         _ = try await run("COMMIT")
     }
     var after = Checksum()
-    after.add(try await items(try await run(select + " ORDER BY \"id\"")))
+    after.add(try await decodeItems(try await run(select + " ORDER BY \"id\"")))
     result.checksums["D"] = after
     _ = try await run("DROP TABLE \"ItemFloor\"")
     try await connection.close()

@@ -1,0 +1,1 @@
+../../../Sources/bench/FluentRecord+Item.swift

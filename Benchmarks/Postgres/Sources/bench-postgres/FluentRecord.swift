@@ -1,0 +1,1 @@
+../../../Sources/FluentBench/FluentRecord.swift
