@@ -218,7 +218,7 @@ enum HandFormat {
         }
         let days = whole / 86_400
         let second = whole % 86_400
-        let (year, month, day) = civil(days + referenceDay)
+        let (year, month, day) = CivilDate.civil(days + referenceDay)
         appendDigits(year, width: 4, to: &bytes); bytes.append(dash)
         appendDigits(month, width: 2, to: &bytes); bytes.append(dash)
         appendDigits(day, width: 2, to: &bytes); bytes.append(UInt8(ascii: " "))
@@ -375,19 +375,5 @@ enum HandFormat {
         let yearOfEra = y - era * 400
         let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
         return era * 146_097 + yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear - 719_468
-    }
-
-    /// The civil-from-days algorithm also in the library's DateText: the limit is written
-    /// without CodableSQLite's code, on purpose.
-    private static func civil(_ days: Int64) -> (Int64, Int64, Int64) {
-        let z = days + 719_468
-        let era = z / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let monthIndex = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
-        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
-        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 }

@@ -136,25 +136,32 @@ struct NorthwindBenchmark {
 
         let expected = try contenders[0].orders()
         guard expected.count == 15_889 else { throw BenchmarkError.verification("K: \(expected.count) orders, not 15,889") }
-        var best: [String: Double] = [:]
-        for contender in contenders {
-            guard try contender.orders() == expected else { throw BenchmarkError.verification("K \(contender.name): other orders") }
-            var times: [Double] = []
-            for _ in 0..<repetitions { times.append(try measureSeconds { try contender.fetch() }) }
-            best[contender.name] = times.min()
+        for contender in contenders where try contender.orders() != expected {
+            throw BenchmarkError.verification("K \(contender.name): other orders")
         }
-        let baseline = best["raw C"] ?? .nan
-        func ratio(_ name: String) -> String {
-            guard let time = best[name] else { return "n/a (built without the Generated trait)" }
+        // Repetitions interleaved (each contender once per round), so that the machine's drift
+        // touches all alike; best and median, so that the noise shows.
+        var times: [String: [Double]] = [:]
+        for _ in 0..<repetitions {
+            for contender in contenders { times[contender.name, default: []].append(try measureSeconds { try contender.fetch() }) }
+        }
+        let best = times.mapValues { $0.min() ?? .nan }
+        let median = times.mapValues { values in values.sorted()[values.count / 2] }
+        func ratio(_ name: String, _ of: [String: Double]) -> String {
+            guard let time = of[name], let baseline = of["raw C"] else { return "n/a (built without the Generated trait)" }
             return String(format: "%.2fx", time / baseline)
         }
-        var lines = ["", "K: northwind orders (15,889 rows, 14 columns; best of \(repetitions))"]
+        var lines = ["", "K: northwind orders (15,889 rows, 14 columns; \(repetitions) rounds, contenders interleaved)",
+                     "  contender          best         median"]
         for contender in contenders {
             lines.append("  " + contender.name.padding(toLength: 14, withPad: " ", startingAt: 0)
-                + String(format: "%8.2f ms  %@", (best[contender.name] ?? .nan) * 1000, ratio(contender.name)))
+                + String(format: "%8.2f ms %@  %8.2f ms %@", (best[contender.name] ?? .nan) * 1000, ratio(contender.name, best),
+                         (median[contender.name] ?? .nan) * 1000, ratio(contender.name, median)))
         }
-        lines.append("northwind orders vs raw C: plain \(ratio("plain")), generated \(ratio("generated")), "
-            + "GRDB manual \(ratio("GRDB manual")), GRDB Codable \(ratio("GRDB Codable"))")
+        for (label, of) in [("best", best), ("median", median)] {
+            lines.append("northwind orders vs raw C (\(label)): plain \(ratio("plain", of)), generated \(ratio("generated", of)), "
+                + "GRDB manual \(ratio("GRDB manual", of)), GRDB Codable \(ratio("GRDB Codable", of))")
+        }
         return lines.joined(separator: "\n")
     }
 

@@ -178,16 +178,7 @@ enum CopyText {
         let milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded())
         let (days, dayMilliseconds) = milliseconds.quotientAndRemainder(dividingBy: 86_400_000)
         let (day, inDay) = dayMilliseconds < 0 ? (days - 1, dayMilliseconds + 86_400_000) : (days, dayMilliseconds)
-        // Days since 1970-01-01 to year, month, day (Howard Hinnant's civil_from_days).
-        let z = day + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let shifted = (5 * dayOfYear + 2) / 153
-        let dayOfMonth = dayOfYear - (153 * shifted + 2) / 5 + 1
-        let month = shifted < 10 ? shifted + 3 : shifted - 9
-        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        let (year, month, dayOfMonth) = CivilDate.civil(day)
         digits(year, 4, &buffer); buffer.writeInteger(UInt8(ascii: "-"))
         digits(month, 2, &buffer); buffer.writeInteger(UInt8(ascii: "-"))
         digits(dayOfMonth, 2, &buffer); buffer.writeInteger(UInt8(ascii: " "))

@@ -1,0 +1,1 @@
+../../../Sources/bench/CivilDate.swift
