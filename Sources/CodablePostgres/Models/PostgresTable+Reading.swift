@@ -49,13 +49,18 @@ struct RowReading: Sendable {
         selectList = expressions.joined(separator: ", ")
     }
 
-    /// Decodes `rows`, whose first columns are this reading's (later ones, such as a search's
-    /// score, are left to the caller through `each`). `sql` and `model` name the read in errors.
-    func decode<T: Model>(_ type: T.Type, _ rows: [PostgresRow], sql: String,
-                          each: (T, PostgresRow) throws -> Void = { _, _ in }) throws -> [T] {
+    /// Decodes `rows` read with this reading's select list. `sql` names the read in errors.
+    func decode<T: Model>(_ type: T.Type, _ rows: [PostgresRow], sql: String) throws -> [T] {
+        try decode(T.self, rows, sql: sql) { value, _ in value }
+    }
+
+    /// Decodes `rows`, whose first columns are this reading's, into what `make` gives for each
+    /// value and its row (whose later columns, such as a search's score, are the caller's).
+    func decode<T: Model, Result>(_ type: T.Type, _ rows: [PostgresRow], sql: String,
+                                  as make: (T, PostgresRow) throws -> Result) throws -> [Result] {
         let reader = ColumnForm.Reader(columns: names, source: sql)
-        var values: [T] = []
-        values.reserveCapacity(rows.count)
+        var results: [Result] = []
+        results.reserveCapacity(rows.count)
         var row: [ColumnForm.Member] = []
         row.reserveCapacity(members.count)
         for cells in rows {
@@ -69,11 +74,9 @@ struct RowReading: Sendable {
             guard index == members.count else {
                 throw ModelError(.unexpectedResult, T.self, "a row came back with \(index) of its \(members.count) columns (SQL: \(sql))")
             }
-            let value = try reader.decode(T.self, row: row)
-            try each(value, cells)
-            values.append(value)
+            results.append(try make(try reader.decode(T.self, row: row), cells))
         }
-        return values
+        return results
     }
 
     /// A cell as the member of the JSON form the server's `json_build_object` would have written.

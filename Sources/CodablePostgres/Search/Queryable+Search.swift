@@ -55,14 +55,12 @@ extension Postgres.Session {
         let sql = "SELECT \(table.reading.selectList), ts_rank('\(plan.postgresWeights)'::float4[], \(vector), codable_query.codable_tsquery)::float8 AS codable_score "
             + "FROM \(table.quotedTable), (SELECT to_tsquery(\(language), coalesce(\(words), '')) AS codable_tsquery) AS codable_query "
             + "WHERE \(vector) @@ codable_query.codable_tsquery" + (condition.map { " AND (\($0))" } ?? "") + order
-        var hits: [SearchHit<T>] = []
-        _ = try table.reading.decode(T.self, try await rows(sql, dialect.binds), sql: sql) { value, row in
+        return try table.reading.decode(T.self, try await rows(sql, dialect.binds), sql: sql) { value, row in
             guard let cell = row.dropFirst(table.reading.members.count).first, let score = try cell.decode(Double?.self) else {
                 throw ModelError(.unexpectedResult, T.self, "a search hit came back without its score (SQL: \(sql))")
             }
-            hits.append(SearchHit(value: value, score: score, query: query, plan: plan))
+            return SearchHit(value: value, score: score, query: query, plan: plan)
         }
-        return hits
     }
 }
 #endif
