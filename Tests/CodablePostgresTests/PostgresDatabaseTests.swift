@@ -2,6 +2,7 @@
 import Foundation
 import Testing
 import CodableSQLite
+import CodableModels
 @testable import CodablePostgres
 
 /// What only the PostgreSQL side has: a server, transactions over the network, several app
@@ -126,6 +127,28 @@ struct PostgresDatabaseTests {
         #expect(read.score == 1e300 && read.age == 41 && !read.active && read.lastSeen == nil)
         #expect(read.nickname == "tab\there" && read.tags == ["a\"b", "ü"])
         #expect(read.id == saved.id && read.born == saved.born && read.photo == saved.photo && read.address == saved.address)
+
+        // Dates far from today (decoded by the slower exact path), as saved and as another client
+        // writes them: the identical Date the storage contract's text gives.
+        var early = saved
+        early.lastSeen = Date(timeIntervalSinceReferenceDate: -15_839_000_000.789012)  // 1499
+        early.born = Date(timeIntervalSinceReferenceDate: 252_000_000_000.25)  // 9986
+        let stored = try await db.save(early)
+        #expect(try await db.get(ModelsOnBothBackendsTests.Everything.self, id: saved.id) == stored)
+        #expect(abs(try #require(stored.lastSeen).timeIntervalSince(try #require(early.lastSeen))) < 0.000_001)
+        try await db.execute("UPDATE \"Everything\" SET \"lastSeen\" = '0001-02-03 04:05:06.000007+00'")
+        let ancient = try #require(try await db.get(ModelsOnBothBackendsTests.Everything.self, id: saved.id)?.lastSeen)
+        #expect(ancient == Array("0001-02-03 04:05:06.000007".utf8).withUnsafeBufferPointer { DateText.parse($0) })
+        // PostgreSQL's infinity is no Date: a DecodingError naming the property.
+        try await db.execute("UPDATE \"Everything\" SET \"lastSeen\" = 'infinity'")
+        await #expect { _ = try await db.get(ModelsOnBothBackendsTests.Everything.self) } throws: { error in
+            guard let error = error as? DecodingError, case .dataCorrupted(let context) = error else { return false }
+            return context.codingPath.map(\.stringValue) == ["lastSeen"] && context.debugDescription.contains("infinity")
+        }
+        // A column narrowed to a date: midnight UTC.
+        try await db.execute("ALTER TABLE \"Everything\" ALTER COLUMN \"lastSeen\" TYPE date USING '2024-02-29'")
+        #expect(try await db.get(ModelsOnBothBackendsTests.Everything.self, id: saved.id)?.lastSeen
+                == Date(timeIntervalSince1970: 1_709_164_800))
 
         // Not a number, which this library never writes: a DecodingError naming the property.
         try await db.execute("UPDATE \"Everything\" SET score = 'NaN'")

@@ -1,12 +1,21 @@
 import Foundation
 
 extension ColumnForm {
-    /// A column's text as a member of the value's JSON form, for ``Reader``.
+    /// A column's value as a member of the value's JSON form, for ``Reader``: its text, or the
+    /// value itself where a binary cell gives it (so that it is not printed and parsed again).
     package enum Member {
         case null
         case bool(Bool)
         /// A JSON number's literal text.
         case number(String)
+        /// A whole number: the JSON number of its decimal text.
+        case integer(Int64)
+        /// A finite real: the JSON number of its shortest decimal text.
+        case real(Double)
+        /// A date in years 0–9999: the JSON form's date text (``DateText``).
+        case date(Date)
+        /// A UUID: its lowercase text.
+        case uuid(UUID)
         case string(String)
         /// JSON text (an object, an array or any other JSON value).
         case json(String)
@@ -61,6 +70,10 @@ extension ColumnForm.Member {
         case .null: return .null
         case .bool(let value): return .bool(value)
         case .number(let text): return .number(text)
+        case .integer(let integer): return .number(String(integer))
+        case .real(let real): return .number(String(real))
+        case .date(let date): return DateText.format(date).map(JSONValue.string) ?? .null
+        case .uuid(let uuid): return .string(uuid.uuidString.lowercased())
         case .string(let text): return .string(text)
         case .json(var text):
             do {
@@ -153,16 +166,35 @@ private struct ColumnRowContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
 
     private func integer<I: FixedWidthInteger>(_ type: I.Type, _ key: Key) throws -> I {
         let column = try column(key)
+        if case .integer(let integer) = decoder.values[column] {
+            if let exact = I(exactly: integer) { return exact }
+            throw DecodingFailure.numberDoesNotFit(String(integer), I.self, path: CodingPath.root.appending(key).keys,
+                                                   location: context.jsonLocation(column: Int32(column)))
+        }
         return try JSONScalars.integer(type, try value(column), path: CodingPath.root.appending(key), context: context, column: Int32(column))
     }
 
     private func float<F: BinaryFloatingPoint & LosslessStringConvertible>(_ type: F.Type, _ key: Key) throws -> F {
         let column = try column(key)
+        // A Double is what its text parses to; a Float of a Double's text can differ from
+        // `Float(double)`, so it takes the text path.
+        if F.self == Double.self {
+            switch decoder.values[column] {
+            case .real(let real): return F(real)
+            case .integer(let integer): return F(integer)
+            default: break
+            }
+        }
         return try JSONScalars.float(type, try value(column), path: CodingPath.root.appending(key), context: context, column: Int32(column))
     }
 
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
         let column = try column(key)
+        switch decoder.values[column] {
+        case .date(let date) where T.self == Date.self: return try identityCast(date, to: T.self)
+        case .uuid(let uuid) where T.self == UUID.self: return try identityCast(uuid, to: T.self)
+        default: break
+        }
         if T.self == stringArrayType, case .json(var text) = decoder.values[column],
            let strings = text.withUTF8(JSONParser.parseStringArray) {
             // The common nested value, straight from its text (as a column of SQLite's is).

@@ -232,6 +232,29 @@ import Foundation
         return Date(timeIntervalSinceReferenceDate: seconds(whole: whole, fraction: fraction))
     }
 
+    /// The `Date` a count of microseconds from 2000-01-01 00:00 UTC (PostgreSQL's binary
+    /// `timestamp with time zone`) stands for: the one its `YYYY-MM-DD HH:MM:SS.ffffff` text
+    /// parses to, or `nil` outside years 0–9999 (PostgreSQL's `infinity` included).
+    ///
+    /// Both are the `Double` nearest to the same exact decimal, so a read that decodes the binary
+    /// form gives the identical `Date` a read of the text did.
+    package static func date(microsecondsSince2000 microseconds: Int64) -> Date? {
+        // 2000-01-01 is 366 days before the reference date.
+        let (total, overflow) = microseconds.subtractingReportingOverflow(366 * 86_400 * 1_000_000)
+        guard !overflow else { return nil }
+        let whole = floorDivide(total, 1_000_000)
+        guard whole >= earliestSeconds, whole < endSeconds else { return nil }
+        // An exact integer divided by an exact power of ten is rounded once, as `seconds` does.
+        if total.magnitude <= 1 << 53 { return Date(timeIntervalSinceReferenceDate: Double(total) / 1_000_000) }
+        var fraction = total - whole * 1_000_000
+        var digits = [UInt8](repeating: UInt8(ascii: "0"), count: 6)
+        for index in stride(from: 5, through: 0, by: -1) {
+            digits[index] = UInt8(ascii: "0") + UInt8(fraction % 10)
+            fraction /= 10
+        }
+        return digits.withUnsafeBufferPointer { Date(timeIntervalSinceReferenceDate: seconds(whole: whole, fraction: $0[...])) }
+    }
+
     /// The `Double` nearest to the exact decimal `whole + 0.fraction`.
     @usableFromInline package static func seconds(whole: Int64, fraction: UnsafeBufferPointer<UInt8>.SubSequence) -> Double {
         var digits = fraction

@@ -68,7 +68,7 @@ struct RowReading: Sendable {
             var index = 0
             for cell in cells {
                 guard index < members.count else { break }
-                row.append(try Self.member(of: cell, as: members[index], model: T.self, sql: sql))
+                row.append(try Self.member(of: cell, as: members[index], name: names[index], model: T.self, sql: sql))
                 index += 1
             }
             guard index == members.count else {
@@ -79,8 +79,10 @@ struct RowReading: Sendable {
         return results
     }
 
-    /// A cell as the member of the JSON form the server's `json_build_object` would have written.
-    private static func member<T>(of cell: PostgresCell, as member: Member, model: T.Type, sql: String) throws -> ColumnForm.Member {
+    /// A cell as the member of the JSON form the server's `json_build_object` would have written:
+    /// numbers, UUIDs and dates as the values their binary cells hold, the rest as text. `name` is
+    /// the member's, for errors.
+    private static func member<T>(of cell: PostgresCell, as member: Member, name: String, model: T.Type, sql: String) throws -> ColumnForm.Member {
         guard var bytes = cell.bytes else { return .null }
         if cell.format == .binary {
             switch cell.dataType {
@@ -89,15 +91,22 @@ struct RowReading: Sendable {
                 return .bool(byte != 0)
             case .int8:
                 guard let integer = bytes.readInteger(as: Int64.self) else { break }
-                return .number(String(integer))
+                return .integer(integer)
             case .int2, .int4:
-                return .number(String(try cell.decode(Int64.self)))
+                return .integer(try cell.decode(Int64.self))
             case .float4, .float8:
                 // Not-a-number and the infinities are JSON strings, as PostgreSQL writes them.
                 let real = try cell.decode(Double.self)
-                return real.isFinite ? .number(String(real)) : .string(real.isNaN ? "NaN" : real > 0 ? "Infinity" : "-Infinity")
+                return real.isFinite ? .real(real) : .string(real.isNaN ? "NaN" : real > 0 ? "Infinity" : "-Infinity")
             case .uuid:
-                return .string(try cell.decode(UUID.self).uuidString.lowercased())
+                return .uuid(try cell.decode(UUID.self))
+            case .timestamptz, .timestamp:
+                // Microseconds from 2000-01-01 (a column without a zone read as UTC).
+                guard let microseconds = bytes.readInteger(as: Int64.self) else { break }
+                return .date(try date(microseconds, name: name, sql: sql))
+            case .date:
+                guard let days = bytes.readInteger(as: Int32.self) else { break }
+                return .date(try date(Int64(days) * 86_400_000_000, name: name, sql: sql))
             case .text, .varchar, .json, .jsonb:
                 break
             default:
@@ -112,15 +121,26 @@ struct RowReading: Sendable {
         case .column: return .string(text)
         }
     }
+
+    /// The date of a binary timestamp, or an error naming the property when it is outside the
+    /// years a `Date` is stored in (0–9999; PostgreSQL's `infinity` too).
+    private static func date(_ microseconds: Int64, name: String, sql: String) throws -> Date {
+        if let date = DateText.date(microsecondsSince2000: microseconds) { return date }
+        let value = microseconds == .max ? "infinity" : microseconds == .min ? "-infinity"
+            : "\(microseconds) microseconds from 2000-01-01"
+        throw DecodingError.dataCorrupted(DecodingError.Context(
+            codingPath: [AnyCodingKey(stringValue: name)],
+            debugDescription: "The timestamp \(value) is outside the years 0–9999 a Date is stored in (SQL: \(sql))."))
+    }
 }
 
 extension ColumnKind {
     /// The column's value as a read selects it (`column` is a qualified, quoted column name):
-    /// dates as the storage contract's UTC text, `Data` as Base64 and `numeric` as its exact text,
-    /// the others as they are (read in their binary form).
+    /// `Data` as Base64 and `numeric` as its exact text, the others as they are (read in their
+    /// binary form).
     func toResult(_ column: String) -> String {
         switch self {
-        case .timestamp, .bytea: toJSON(column)
+        case .bytea: toJSON(column)
         case .numeric: "\(column)::text"
         default: column
         }

@@ -191,4 +191,30 @@ struct DateCodingTests {
             if text != expected { break }
         }
     }
+
+    /// PostgreSQL's binary timestamps (microseconds from 2000-01-01) give the `Date` their text
+    /// `YYYY-MM-DD HH:MM:SS.ffffff` parses to: near today (one division) and far from it (the
+    /// exact decimal path), and nothing outside years 0–9999.
+    @Test func binaryTimestampsGiveTheDateTheirTextParsesTo() throws {
+        var random = SystemRandomNumberGenerator()
+        let offset: Int64 = 366 * 86_400 * 1_000_000  // 2000-01-01 to the reference date
+        let earliest = DateText.earliestSeconds * 1_000_000 + offset, end = DateText.endSeconds * 1_000_000 + offset
+        var samples: [Int64] = [0, 1, -1, 999_999, -1_000_000, earliest, end - 1, offset, offset - 1]
+        for _ in 0..<20_000 {
+            samples.append(Int64.random(in: earliest..<end, using: &random))
+            samples.append(Int64.random(in: -9_000_000_000_000_000..<9_000_000_000_000_000, using: &random) / 1_000)  // ±285 years
+        }
+        for microseconds in samples {
+            let whole = (microseconds - offset).quotientAndRemainder(dividingBy: 1_000_000)
+            let (seconds, fraction) = whole.remainder < 0 ? (whole.quotient - 1, whole.remainder + 1_000_000) : whole
+            let day = try #require(DateText.format(Date(timeIntervalSinceReferenceDate: Double(seconds))))
+            let digits = String(fraction), text = day + "." + String(repeating: "0", count: 6 - digits.count) + digits
+            let parsed = Array(text.utf8).withUnsafeBufferPointer { DateText.parse($0) }
+            #expect(DateText.date(microsecondsSince2000: microseconds) == parsed, "\(microseconds) (\(text))")
+            if DateText.date(microsecondsSince2000: microseconds) != parsed { break }
+        }
+        for outside in [earliest - 1, end, Int64.max, Int64.min] {
+            #expect(DateText.date(microsecondsSince2000: outside) == nil, "\(outside)")
+        }
+    }
 }
