@@ -177,6 +177,7 @@ import Foundation
     /// with `T` instead of the space, `HH:MM[:SS[.SSS…]]` alone (on 2000-01-01), each optionally
     /// followed by `Z` or a `±HH:MM` offset. Returns `nil` for anything else.
     @usableFromInline package static func parse(_ text: UnsafeBufferPointer<UInt8>) -> Date? {
+        if let date = parseWritten(text) { return date }
         var scanner = Scanner(bytes: text)
         scanner.skipSpaces()
         var year: Int64 = 2000, month: Int64 = 1, day: Int64 = 1
@@ -230,6 +231,33 @@ import Foundation
         let days = daysFromCivil(year: year, month: month, day: day) - referenceDay
         let whole = days * 86_400 + hour * 3600 + minute * 60 + second - offsetSeconds
         return Date(timeIntervalSinceReferenceDate: seconds(whole: whole, fraction: fraction))
+    }
+
+    /// The form this library writes, `YYYY-MM-DD HH:MM:SS[.fraction]`, read at fixed positions: the
+    /// date the general parser gives it, or `nil` for any other text (which that parser then
+    /// reads), so that a stored date costs no scanning.
+    @inline(__always)
+    private static func parseWritten(_ text: UnsafeBufferPointer<UInt8>) -> Date? {
+        let count = text.count
+        guard count >= 19, let base = text.baseAddress, base[4] == UInt8(ascii: "-"), base[7] == UInt8(ascii: "-"),
+              base[10] == UInt8(ascii: " "), base[13] == UInt8(ascii: ":"), base[16] == UInt8(ascii: ":")
+        else { return nil }
+        @inline(__always) func pair(_ at: Int) -> Int64? {
+            let tens = base[at] &- UInt8(ascii: "0"), ones = base[at + 1] &- UInt8(ascii: "0")
+            return tens < 10 && ones < 10 ? Int64(tens) * 10 + Int64(ones) : nil
+        }
+        guard let century = pair(0), let yearOfCentury = pair(2), let month = pair(5), let day = pair(8),
+              let hour = pair(11), let minute = pair(14), let second = pair(17),
+              (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 60
+        else { return nil }
+        var fraction = text[19..<19]
+        if count > 19 {
+            guard base[19] == UInt8(ascii: "."), count > 20 else { return nil }
+            for index in 20..<count where base[index] &- UInt8(ascii: "0") >= 10 { return nil }
+            fraction = text[20..<count]
+        }
+        let days = daysFromCivil(year: century * 100 + yearOfCentury, month: month, day: day) - referenceDay
+        return Date(timeIntervalSinceReferenceDate: seconds(whole: days * 86_400 + hour * 3600 + minute * 60 + second, fraction: fraction))
     }
 
     /// The `Date` a count of microseconds from 2000-01-01 00:00 UTC (PostgreSQL's binary

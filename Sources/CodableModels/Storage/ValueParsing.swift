@@ -4,22 +4,19 @@ import Foundation
 @usableFromInline package enum ValueParsing {
     /// A UUID from its 36-character text, upper or lower case.
     @usableFromInline package static func uuid(_ bytes: UnsafeBufferPointer<UInt8>) -> UUID? {
-        guard bytes.count == 36 else { return nil }
-        var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        let parsed = withUnsafeMutableBytes(of: &uuid) { output -> Bool in
-            var input = 0
-            for index in 0..<16 {
-                if input == 8 || input == 13 || input == 18 || input == 23 {
-                    guard bytes[input] == UInt8(ascii: "-") else { return false }
-                    input += 1
-                }
-                guard let high = hexValue(bytes[input]), let low = hexValue(bytes[input + 1]) else { return false }
-                output[index] = high << 4 | low
-                input += 2
-            }
-            return true
+        guard bytes.count == 36, let text = bytes.baseAddress, text[8] == UInt8(ascii: "-"), text[13] == UInt8(ascii: "-"),
+              text[18] == UInt8(ascii: "-"), text[23] == UInt8(ascii: "-")
+        else { return nil }
+        // Each byte from its two digits, at their fixed places in the groups 8-4-4-4-12.
+        var invalid: UInt8 = 0
+        @inline(__always) func byte(_ at: Int) -> UInt8 {
+            let high = hexValue(text[at]), low = hexValue(text[at + 1])
+            invalid |= (high | low) & 0xF0
+            return high << 4 | (low & 0x0F)
         }
-        return parsed ? UUID(uuid: uuid) : nil
+        let uuid: uuid_t = (byte(0), byte(2), byte(4), byte(6), byte(9), byte(11), byte(14), byte(16),
+                            byte(19), byte(21), byte(24), byte(26), byte(28), byte(30), byte(32), byte(34))
+        return invalid == 0 ? UUID(uuid: uuid) : nil
     }
 
     /// A UUID from a 16-byte blob.
@@ -32,13 +29,13 @@ import Foundation
         return UUID(uuid: uuid)
     }
 
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
+    /// A hexadecimal digit's value, or a value of 16 or more for any other byte.
+    @inline(__always)
+    private static func hexValue(_ byte: UInt8) -> UInt8 {
+        let digit = byte &- UInt8(ascii: "0")
+        if digit < 10 { return digit }
+        let letter = (byte | 0x20) &- UInt8(ascii: "a")  // either case
+        return letter < 6 ? letter + 10 : 0xFF
     }
 
     /// A decimal number written `-12.50`, `3`, `1e-7`: the whole text, nothing else.

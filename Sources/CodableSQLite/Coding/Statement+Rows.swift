@@ -77,9 +77,12 @@ extension RawConnection {
         try inTransaction {
             var results: [R] = []
             results.reserveCapacity(elements.count)
-            for (index, element) in elements.enumerated() {
+            // By index: `enumerated()` in this generic function, which is not specialized for the
+            // caller's type, made the runtime build its tuple's metadata per element (1,650
+            // instructions of an insert's 23,000).
+            for index in elements.indices {
                 do {
-                    results.append(try body(index, element))
+                    results.append(try body(index, elements[index]))
                 } catch var error as SQLite.Error {
                     error.elementIndex = index
                     throw error

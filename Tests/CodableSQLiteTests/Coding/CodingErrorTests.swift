@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import CodableModels
 @testable import CodableSQLite
 
 #if Macros
@@ -93,6 +94,42 @@ struct CodingErrorTests {
         }
         let blob = #expect(throws: DecodingError.self) { try decoder.decode(UUID.self, using: "SELECT x'0102'") }
         #expect(contextOf(blob)?.debugDescription.contains("16 bytes") == true)
+    }
+
+    /// The UUID parser reads 8-4-4-4-12 hexadecimal digits of either case between dashes, and
+    /// refuses every near miss: each byte position replaced by each kind of wrong byte. (Foundation's
+    /// `UUID(uuidString:)` on Linux is no oracle: it reads "G" and "/" as digits.)
+    @Test func uuidTextParsesAsFoundationDoes() throws {
+        let text = Array("E621e1F8-c36C-495A-93fc-0C247A3E6E5F".utf8)
+        var cases: [[UInt8]] = [text, Array(text.dropLast()), text + [UInt8(ascii: "0")], Array(text.map { $0 == UInt8(ascii: "-") ? UInt8(ascii: "0") : $0 })]
+        for position in text.indices {
+            for byte in [UInt8(ascii: "g"), UInt8(ascii: "G"), UInt8(ascii: "-"), UInt8(ascii: "/"), UInt8(ascii: ":"), UInt8(ascii: "@"),
+                         UInt8(ascii: "`"), UInt8(ascii: " "), 0, 0xC3, UInt8(ascii: "0")] {
+                var changed = text
+                changed[position] = byte
+                cases.append(changed)
+            }
+        }
+        for bytes in cases {
+            let parsed = bytes.withUnsafeBufferPointer { ValueParsing.uuid($0) }
+            let expected = Self.referenceUUID(bytes)
+            #expect(parsed == expected, "\(String(decoding: bytes, as: UTF8.self))")
+        }
+        #expect(text.withUnsafeBufferPointer { ValueParsing.uuid($0) } == UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F"))
+    }
+
+    /// The plain reading of a UUID's text, digit pair by digit pair.
+    private static func referenceUUID(_ bytes: [UInt8]) -> UUID? {
+        guard bytes.count == 36, [8, 13, 18, 23].allSatisfy({ bytes[$0] == UInt8(ascii: "-") }) else { return nil }
+        let digits = bytes.enumerated().filter { ![8, 13, 18, 23].contains($0.offset) }.map(\.element)
+        guard digits.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains($0 | 0x20) })
+        else { return nil }
+        var value: [UInt8] = []
+        for pair in stride(from: 0, to: 32, by: 2) {
+            guard let byte = UInt8(String(decoding: digits[pair...pair + 1], as: UTF8.self), radix: 16) else { return nil }
+            value.append(byte)
+        }
+        return value.withUnsafeBytes { UUID(uuid: $0.load(as: uuid_t.self)) }
     }
 
     @Test func infiniteRealIsNotADate() throws {
