@@ -100,26 +100,27 @@ struct SQLiteRowReader: RowReader {
         return decoder.present(column >= 0 ? column : nil)
     }
 
-    /// The key of the property at `index`, for errors. (Callers pass `{ key(index) }`: a closure
-    /// made here would escape, and cost an allocation per value.)
-    private func key(_ index: Int) -> AnyCodingKey? {
+    /// The key of the property at `index`, for errors. (Callers pass `{ [keys] in Self.key(keys,
+    /// index) }`: a closure made here would escape, and cost an allocation per value; one that
+    /// captured `self` would copy the whole reader, five references, per value.)
+    private static func key(_ keys: [any CodingKey], _ index: Int) -> AnyCodingKey? {
         let key: any CodingKey = keys[index]
         return AnyCodingKey(key)
     }
 
     private func integer<I: FixedWidthInteger>(_ type: I.Type, _ index: Int) throws -> I {
-        try decoder.decodeInteger(I.self, column: try column(index), key: { key(index) })
+        try decoder.decodeInteger(I.self, column: try column(index), key: { [keys] in Self.key(keys, index) })
     }
 
     private func integerIfPresent<I: FixedWidthInteger>(_ type: I.Type, _ index: Int) throws -> I? {
         guard let present = presentColumn(index) else { return nil }
-        return try decoder.decodeInteger(I.self, column: present.column, storageClass: present.storageClass, key: { key(index) })
+        return try decoder.decodeInteger(I.self, column: present.column, storageClass: present.storageClass, key: { [keys] in Self.key(keys, index) })
     }
 
-    func decode(at index: Int) throws -> Bool { try decoder.decodeBool(column: try column(index), key: { key(index) }) }
-    func decode(at index: Int) throws -> String { try decoder.decodeString(column: try column(index), key: { key(index) }) }
-    func decode(at index: Int) throws -> Double { try decoder.decodeFloat(Double.self, column: try column(index), key: { key(index) }) }
-    func decode(at index: Int) throws -> Float { try decoder.decodeFloat(Float.self, column: try column(index), key: { key(index) }) }
+    func decode(at index: Int) throws -> Bool { try decoder.decodeBool(column: try column(index), key: { [keys] in Self.key(keys, index) }) }
+    func decode(at index: Int) throws -> String { try decoder.decodeString(column: try column(index), key: { [keys] in Self.key(keys, index) }) }
+    func decode(at index: Int) throws -> Double { try decoder.decodeFloat(Double.self, column: try column(index), key: { [keys] in Self.key(keys, index) }) }
+    func decode(at index: Int) throws -> Float { try decoder.decodeFloat(Float.self, column: try column(index), key: { [keys] in Self.key(keys, index) }) }
     func decode(at index: Int) throws -> Int { try integer(Int.self, index) }
     func decode(at index: Int) throws -> Int8 { try integer(Int8.self, index) }
     func decode(at index: Int) throws -> Int16 { try integer(Int16.self, index) }
@@ -133,13 +134,13 @@ struct SQLiteRowReader: RowReader {
 
     func decode<T: Decodable>(at index: Int) throws -> T {
         if let overridden, overridden[index] { return try decoder.requiredOverriddenValue(T.self, key: keys[index]) }
-        return try decoder.decodeValue(T.self, column: try column(index), key: { key(index) })
+        return try decoder.decodeValue(T.self, column: try column(index), key: { [keys] in Self.key(keys, index) })
     }
 
-    func decodeIfPresent(at index: Int) throws -> Bool? { try presentColumn(index).map { try decoder.decodeBool(column: $0.column, storageClass: $0.storageClass, key: { key(index) }) } }
-    func decodeIfPresent(at index: Int) throws -> String? { try presentColumn(index).map { try decoder.decodeString(column: $0.column, storageClass: $0.storageClass, key: { key(index) }) } }
-    func decodeIfPresent(at index: Int) throws -> Double? { try presentColumn(index).map { try decoder.decodeFloat(Double.self, column: $0.column, storageClass: $0.storageClass, key: { key(index) }) } }
-    func decodeIfPresent(at index: Int) throws -> Float? { try presentColumn(index).map { try decoder.decodeFloat(Float.self, column: $0.column, storageClass: $0.storageClass, key: { key(index) }) } }
+    func decodeIfPresent(at index: Int) throws -> Bool? { try presentColumn(index).map { try decoder.decodeBool(column: $0.column, storageClass: $0.storageClass, key: { [keys] in Self.key(keys, index) }) } }
+    func decodeIfPresent(at index: Int) throws -> String? { try presentColumn(index).map { try decoder.decodeString(column: $0.column, storageClass: $0.storageClass, key: { [keys] in Self.key(keys, index) }) } }
+    func decodeIfPresent(at index: Int) throws -> Double? { try presentColumn(index).map { try decoder.decodeFloat(Double.self, column: $0.column, storageClass: $0.storageClass, key: { [keys] in Self.key(keys, index) }) } }
+    func decodeIfPresent(at index: Int) throws -> Float? { try presentColumn(index).map { try decoder.decodeFloat(Float.self, column: $0.column, storageClass: $0.storageClass, key: { [keys] in Self.key(keys, index) }) } }
     func decodeIfPresent(at index: Int) throws -> Int? { try integerIfPresent(Int.self, index) }
     func decodeIfPresent(at index: Int) throws -> Int8? { try integerIfPresent(Int8.self, index) }
     func decodeIfPresent(at index: Int) throws -> Int16? { try integerIfPresent(Int16.self, index) }
@@ -154,6 +155,6 @@ struct SQLiteRowReader: RowReader {
     func decodeIfPresent<T: Decodable>(at index: Int) throws -> T? {
         if let overridden, overridden[index] { return try decoder.overriddenValue(T.self, key: keys[index]) }
         guard let present = presentColumn(index) else { return nil }
-        return try decoder.decodeValue(T.self, column: present.column, key: { key(index) })
+        return try decoder.decodeValue(T.self, column: present.column, key: { [keys] in Self.key(keys, index) })
     }
 }
