@@ -99,7 +99,7 @@ struct CodingErrorTests {
     /// The UUID parser reads 8-4-4-4-12 hexadecimal digits of either case between dashes, and
     /// refuses every near miss: each byte position replaced by each kind of wrong byte. (Foundation's
     /// `UUID(uuidString:)` on Linux is no oracle: it reads "G" and "/" as digits.)
-    @Test func uuidTextParsesAsFoundationDoes() throws {
+    @Test func uuidTextParsesEitherCaseAndRefusesNearMisses() throws {
         let text = Array("E621e1F8-c36C-495A-93fc-0C247A3E6E5F".utf8)
         var cases: [[UInt8]] = [text, Array(text.dropLast()), text + [UInt8(ascii: "0")], Array(text.map { $0 == UInt8(ascii: "-") ? UInt8(ascii: "0") : $0 })]
         for position in text.indices {
